@@ -1,0 +1,3 @@
+from hilbridge.cli.main import main
+
+main()

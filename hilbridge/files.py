@@ -1,0 +1,27 @@
+"""File helpers shared by every capability that writes user files."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` to `path` so that a crash leaves either the old file or the new one, never half.
+
+    The bytes go to a temporary file in the same directory, are flushed to disk, and the temporary
+    file is renamed over the target (rename is atomic on POSIX within one file system).
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
