@@ -11,7 +11,9 @@ from hilbridge import __version__
 from hilbridge.errors import HilbridgeError
 
 # (module, attribute) of each command or group. Only capabilities that work are listed.
-COMMANDS: tuple[tuple[str, str], ...] = ()
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("hilbridge.cli.carts", "carts"),
+)
 
 
 class _Root(click.Group):
