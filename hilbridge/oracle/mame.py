@@ -1,0 +1,219 @@
+"""Run Debian's MAME 0.251 headless on a cartridge and collect its bus trace (the emulator oracle).
+
+MAME is started with our own BIOS and character ROM (it refuses to start without the character
+ROM; a BIOS with the wrong checksum only warns), `trace.lua` records every MOVX access keyed on the
+CPU cycle, and the run ends from inside the script after the requested number of frames. The
+command line and the pitfalls behind it are in docs/oracle.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.machine.timing import REGIONS
+from hilbridge.oracle.trace import Trace, parse_trace
+
+SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
+SCREEN_WIDTH, SCREEN_HEIGHT = 360, 243  # what screen:pixels() returns, ARGB32 little-endian
+SLOTS = ("o2_rom", "o2_4in1", "o2_rally", "o2_ktaa")  # cartridge types we can ask MAME for
+INSTALL_HINT = "install MAME 0.251 with `apt-get install mame` (Debian puts it in /usr/games)"
+ROM_SIZE = 1024
+CHARSET_SIZE = 512
+
+
+def find_mame() -> str:
+    """Path of the MAME executable: $MAME, then PATH, then /usr/games (root's PATH lacks it)."""
+    candidates = [os.environ["MAME"]] if os.environ.get("MAME") else ["mame"]
+    search = os.pathsep.join([os.environ.get("PATH", ""), "/usr/games"])
+    for candidate in candidates:
+        found = shutil.which(candidate, path=search)
+        if found:
+            return found
+    raise HilbridgeError(f"MAME executable not found ({candidates[0]})", hint=INSTALL_HINT)
+
+
+def trace_bios() -> bytes:
+    """The stand-in BIOS for self-contained test carts: reset jumps to the cartridge at 400h.
+
+    Both interrupt vectors return at once (RETR), and the tail carries a tag so that the image is
+    recognisably ours (MAME only warns that its checksum is not the original's).
+    """
+    bios = bytearray(ROM_SIZE)
+    bios[0x000:0x002] = bytes([0x84, 0x00])  # JMP 400h
+    bios[0x003] = 0x93  # RETR: external interrupt vector
+    bios[0x007] = 0x93  # RETR: timer interrupt vector
+    bios[0x3F0:0x400] = b"HILBRIDGE BIOS\x00\x01"
+    return bytes(bios)
+
+
+def _palette() -> dict[int, int]:
+    """ARGB32 value of each palette index as MAME's RF palette draws it (mame_palette.tsv)."""
+    text = resources.files(__package__).joinpath("mame_palette.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return {0xFF000000 | int(rgb, 16): int(index) for index, _, rgb in rows[1:]}
+
+
+MAME_PALETTE: dict[int, int] = _palette()
+
+
+def pixels_to_indices(raw: bytes) -> np.ndarray:
+    """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15."""
+    frame_bytes = SCREEN_WIDTH * SCREEN_HEIGHT * 4
+    if len(raw) % frame_bytes:
+        raise HilbridgeError(f"pixel file is not a whole number of {frame_bytes}-byte frames")
+    argb = np.frombuffer(raw, dtype="<u4").reshape(-1, SCREEN_HEIGHT, SCREEN_WIDTH)
+    colours = np.array(sorted(MAME_PALETTE), dtype=np.uint32)
+    indices = np.array([MAME_PALETTE[c] for c in colours], dtype=np.uint8)
+    position = np.clip(np.searchsorted(colours, argb), 0, len(colours) - 1)
+    unknown = colours[position] != argb
+    if unknown.any():
+        frame, line, x = (int(v) for v in np.argwhere(unknown)[0])
+        raise HilbridgeError(
+            f"pixel {x},{line} of stored frame {frame} has colour {int(argb[frame, line, x]):08X}, "
+            "which is not in MAME's RF palette"
+        )
+    return indices[position]
+
+
+@dataclass(slots=True)
+class MameRun:
+    trace: Trace
+    pixels: np.ndarray | None  # (stored frames, 243, 360) palette indices; trace.pixel_frames index it
+    wall_seconds: float
+
+    def frame_pixels(self, frame: int) -> np.ndarray:
+        if self.pixels is None:
+            raise HilbridgeError("this run did not record pixels")
+        return self.pixels[self.trace.pixel_frames[frame]]
+
+
+_SOFTWARE_LIST = """<?xml version="1.0"?>
+<!DOCTYPE softwarelist SYSTEM "softwarelist.dtd">
+<softwarelist name="videopac" description="hilbridge test cartridges">
+  <software name="hilbridge">
+    <description>hilbridge test cartridge</description>
+    <year>2026</year>
+    <publisher>hilbridge</publisher>
+    <part name="cart" interface="odyssey_cart">
+      <feature name="slot" value="{slot}"/>
+      <dataarea name="rom" size="{size}">
+        <rom name="cart.bin" size="{size}" offset="0"/>
+      </dataarea>
+    </part>
+  </software>
+</softwarelist>
+"""
+
+
+def _layout(work: Path, system: str, bios: bytes, charset: bytes, cart: bytes, slot: str | None) -> list[str]:
+    """Write the rompath (and a private software list for `slot`); return the cartridge options."""
+    roms = work / "roms"
+    for folder in (system, "videopac", "i8244"):
+        (roms / folder).mkdir(parents=True, exist_ok=True)
+    (roms / system / "o2bios.rom").write_bytes(bios)
+    (roms / "i8244" / "charset_i8244.bin").write_bytes(charset)
+    if slot is None:
+        (work / "cart.bin").write_bytes(cart)
+        return ["-rompath", str(roms), "-cart", str(work / "cart.bin")]
+    # MAME picks the mapper from the file size alone; any other mapper needs a software list entry.
+    (roms / "videopac" / "hilbridge").mkdir(parents=True)
+    (roms / "videopac" / "hilbridge" / "cart.bin").write_bytes(cart)
+    (work / "hash").mkdir()
+    (work / "hash" / "videopac.xml").write_text(_SOFTWARE_LIST.format(slot=slot, size=len(cart)))
+    return ["-hashpath", str(work / "hash"), "-rompath", str(roms), "-cart", "hilbridge"]
+
+
+def run_mame(
+    cart: bytes,
+    *,
+    frames: int,
+    region: str = "ntsc",
+    charset: bytes,
+    bios: bytes | None = None,
+    slot: str | None = None,
+    reads: bool = False,
+    state: bool = False,
+    pixels: bool = False,
+    keep_dir: Path | None = None,
+    timeout: float = 600.0,
+) -> MameRun:
+    """Run `cart` for `frames` frames on MAME and return its parsed trace (and pixel frames).
+
+    `slot` selects a MAME cartridge type through a private software list; None lets MAME choose
+    from the size (2/4/8 KB: o2_rom, 16 KB: o2_rally). `keep_dir` keeps trace.txt and
+    pixels.argb there; otherwise everything lives in a temporary directory.
+    """
+    if region not in SYSTEMS:
+        raise HilbridgeError(f"unknown region {region!r}; choose one of {', '.join(SYSTEMS)}")
+    if frames < 1:
+        raise HilbridgeError("frames must be at least 1")
+    if slot is not None and slot not in SLOTS:
+        raise HilbridgeError(f"unknown cartridge type {slot!r}; choose one of {', '.join(SLOTS)}")
+    bios = trace_bios() if bios is None else bios
+    if len(bios) != ROM_SIZE:
+        raise HilbridgeError(f"BIOS must be {ROM_SIZE} bytes, not {len(bios)}")
+    if len(charset) != CHARSET_SIZE:
+        raise HilbridgeError(f"character ROM must be {CHARSET_SIZE} bytes, not {len(charset)}")
+    if not cart:
+        raise HilbridgeError("cartridge image is empty")
+    mame = find_mame()
+    system = SYSTEMS[region]
+    with tempfile.TemporaryDirectory(prefix="hilbridge-mame-") as scratch:
+        work = Path(scratch)
+        results = keep_dir if keep_dir is not None else work
+        results.mkdir(parents=True, exist_ok=True)
+        trace_path, pixel_path = results / "trace.txt", results / "pixels.argb"
+        cart_options = _layout(work, system, bios, charset, cart, slot)
+        lua = resources.files(__package__).joinpath("trace.lua")
+        with resources.as_file(lua) as lua_path:
+            command = [
+                mame, system, "-noreadconfig", *cart_options,
+                "-video", "none", "-sound", "none", "-nothrottle", "-skip_gameinfo", "-nomouse",
+                "-cfg_directory", str(work / "cfg"), "-nvram_directory", str(work / "nvram"),
+                "-snapshot_directory", str(work / "snap"), "-homepath", str(work),
+                "-autoboot_script", str(lua_path), "-autoboot_delay", "0",
+                # a safety stop only: the script exits after `frames` frames (PAL runs at 49.7 Hz)
+                "-seconds_to_run", str(frames // 49 + 30),
+            ]  # fmt: skip
+            environment = dict(
+                os.environ,
+                TRACE_OUT=str(trace_path),
+                TRACE_FRAMES=str(frames),
+                TRACE_CPU_CLOCK=str(REGIONS[region].cpu_clock_hz),
+                TRACE_READS="1" if reads else "0",
+                TRACE_STATE="1" if state else "0",
+                TRACE_PIXELS=str(pixel_path) if pixels else "",
+                SDL_VIDEODRIVER="dummy",
+            )
+            started = time.perf_counter()
+            try:
+                finished = subprocess.run(
+                    command, cwd=work, env=environment, capture_output=True, text=True, timeout=timeout
+                )
+            except subprocess.TimeoutExpired:
+                raise HilbridgeError(f"MAME did not finish {frames} frames within {timeout:.0f} s") from None
+            wall = time.perf_counter() - started
+        if finished.returncode != 0 or not trace_path.exists():
+            detail = " ".join(finished.stderr.split()[-40:])
+            raise HilbridgeError(f"MAME exited with status {finished.returncode}: {detail}")
+        trace = parse_trace(trace_path.read_text(), str(trace_path))
+        if not trace.complete:
+            raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
+        indices = pixels_to_indices(pixel_path.read_bytes()) if pixels else None
+    return MameRun(trace, indices, wall)
+
+
+def measure_speed(cart: bytes, *, charset: bytes, region: str = "ntsc", frames: int = 3000) -> float:
+    """Emulated frames per wall-clock second of MAME tracing writes on `cart` (process start included)."""
+    run = run_mame(cart, frames=frames, region=region, charset=charset)
+    return frames / run.wall_seconds

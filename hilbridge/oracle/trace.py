@@ -1,0 +1,213 @@
+"""The bus-trace record format shared by MAME runs and our emulator, with its parser and comparison.
+
+A trace is a text file, one record per line, written by `trace.lua` inside MAME (or by
+`hilbridge.oracle.emulator` for our own emulator), so that both sides can be diffed line by line:
+
+    W <cycle> <p1> <addr> <data> <frame> <vpos> <hpos>   a MOVX write
+    R <cycle> <p1> <addr> <data> <frame> <vpos> <hpos>   a MOVX read (only when reads are traced)
+    F <frame> <cycle> <pc>                                the end of a frame (MAME: beam at 243, 0)
+    S <frame> <vdc> <xram> <iram> <p1> <p2>               per-frame state: 256 + 128 + 64 bytes hex
+    P <frame> <index>                                     frame's pixels = stored pixel frame <index>
+    # ...                                                  comment / header
+
+`cycle` counts 8048 machine cycles since power-on; an access is stamped at the end of its
+instruction, as MAME does. The comparison key is (kind, cycle, addr, data): `frame`, `vpos` and
+`hpos` are derived from the cycle and kept only to make a trace readable. Numbers are decimal except
+p1, addr, data, pc and the state dumps, which are hex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from hilbridge.errors import HilbridgeError, SourceLocation
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One MOVX access; `kind` is "W" or "R"."""
+
+    kind: str
+    cycle: int
+    p1: int
+    addr: int
+    data: int
+    frame: int = 0
+    vpos: int = 0
+    hpos: int = 0
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        """What must match between two traces: the beam fields are derived data."""
+        return (self.kind, self.cycle, self.addr, self.data)
+
+    @property
+    def target(self) -> str:
+        """Who the access selects, from P1 (console.md §3.2): VDC, external RAM, or other."""
+        if not self.p1 & 0x08:
+            return "VDC"
+        if not self.p1 & 0x50 and self.addr < 0x80:
+            return "RAM"
+        return "EXT"
+
+    def line(self) -> str:
+        return (
+            f"{self.kind} {self.cycle} {self.p1:02X} {self.addr:02X} {self.data:02X} "
+            f"{self.frame} {self.vpos} {self.hpos}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FrameEnd:
+    frame: int
+    cycle: int
+    pc: int
+
+    def line(self) -> str:
+        return f"F {self.frame} {self.cycle} {self.pc:03X}"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameState:
+    """Registers at a frame end: 256 VDC registers, 128 B external RAM, 64 B internal RAM, P1, P2."""
+
+    frame: int
+    vdc: bytes
+    xram: bytes
+    iram: bytes
+    p1: int
+    p2: int
+
+    def line(self) -> str:
+        return (
+            f"S {self.frame} {self.vdc.hex().upper()} {self.xram.hex().upper()} "
+            f"{self.iram.hex().upper()} {self.p1:02X} {self.p2:02X}"
+        )
+
+
+@dataclass(slots=True)
+class Trace:
+    header: dict[str, str] = field(default_factory=dict)
+    accesses: list[Access] = field(default_factory=list)
+    frames: list[FrameEnd] = field(default_factory=list)
+    states: list[FrameState] = field(default_factory=list)
+    pixel_frames: list[int] = field(default_factory=list)  # per frame: index of its stored pixel frame
+    complete: bool = False  # the "# done" line was seen: the run was not cut short
+
+    def writes(self) -> list[Access]:
+        return [access for access in self.accesses if access.kind == "W"]
+
+    def reads(self) -> list[Access]:
+        return [access for access in self.accesses if access.kind == "R"]
+
+    def text(self) -> str:
+        """The trace as text in the same format the parser reads (frames in order of their end)."""
+        lines = [f"# {' '.join(f'{k}={v}' for k, v in self.header.items())}"] if self.header else []
+        records: list[tuple[int, int, str]] = [(a.cycle, 0, a.line()) for a in self.accesses]
+        records += [(f.cycle, 1, f.line()) for f in self.frames]
+        by_frame = {f.frame: f.cycle for f in self.frames}
+        records += [(by_frame.get(s.frame, 0), 2, s.line()) for s in self.states]
+        records += [(by_frame.get(i, 0), 3, f"P {i} {p}") for i, p in enumerate(self.pixel_frames)]
+        records.sort(key=lambda record: (record[0], record[1]))
+        lines += [text for _, _, text in records]
+        if self.complete:
+            lines.append(f"# done frames={len(self.frames)}")
+        return "\n".join(lines) + "\n"
+
+
+def _fields(line: str, count: int, where: SourceLocation) -> list[str]:
+    parts = line.split()
+    if len(parts) != count:
+        raise HilbridgeError(f"trace record needs {count} fields, found {len(parts)}: {line!r}", where)
+    return parts
+
+
+def parse_trace(text: str, name: str = "<trace>") -> Trace:
+    """Parse trace text; a malformed line raises `HilbridgeError` naming its line."""
+    trace = Trace()
+    for number, line in enumerate(text.splitlines(), start=1):
+        where = SourceLocation(name, number, 1)
+        if not line.strip():
+            continue
+        try:
+            if line.startswith("#"):
+                words = line[1:].split()
+                if words[:1] == ["done"]:
+                    trace.complete = True
+                else:
+                    trace.header.update(w.split("=", 1) for w in words if "=" in w)
+                continue
+            kind = line[0]
+            if kind in "WR":
+                _, cycle, p1, addr, data, frame, vpos, hpos = _fields(line, 8, where)
+                trace.accesses.append(
+                    Access(
+                        kind,
+                        int(cycle),
+                        int(p1, 16),
+                        int(addr, 16),
+                        int(data, 16),
+                        int(frame),
+                        int(vpos),
+                        int(hpos),
+                    )
+                )
+            elif kind == "F":
+                _, frame, cycle, pc = _fields(line, 4, where)
+                trace.frames.append(FrameEnd(int(frame), int(cycle), int(pc, 16)))
+            elif kind == "S":
+                _, frame, vdc, xram, iram, p1, p2 = _fields(line, 7, where)
+                state = FrameState(
+                    int(frame),
+                    bytes.fromhex(vdc),
+                    bytes.fromhex(xram),
+                    bytes.fromhex(iram),
+                    int(p1, 16),
+                    int(p2, 16),
+                )
+                if (len(state.vdc), len(state.xram), len(state.iram)) != (256, 128, 64):
+                    raise HilbridgeError("state record must hold 256 + 128 + 64 bytes", where)
+                trace.states.append(state)
+            elif kind == "P":
+                _, frame, index = _fields(line, 3, where)
+                if int(frame) != len(trace.pixel_frames):
+                    raise HilbridgeError(f"pixel record for frame {frame} out of order", where)
+                trace.pixel_frames.append(int(index))
+            else:
+                raise HilbridgeError(f"unknown trace record {kind!r}", where)
+        except ValueError as error:
+            raise HilbridgeError(f"bad number in trace record: {error}", where) from None
+    return trace
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """The first place where two access lists differ, with context for a readable report."""
+
+    index: int
+    ours: Access | None
+    theirs: Access | None
+    before: tuple[Access, ...]
+
+    def report(self, our_name: str = "emulator", their_name: str = "MAME") -> str:
+        lines = [f"access #{self.index} differs (kind cycle p1 addr data frame vpos hpos):"]
+        lines += [f"  both:    {access.line()}" for access in self.before]
+        lines.append(f"  {our_name}: {self.ours.line() if self.ours else '(no more accesses)'}")
+        lines.append(f"  {their_name}: {self.theirs.line() if self.theirs else '(no more accesses)'}")
+        return "\n".join(lines)
+
+
+def first_mismatch(ours: Sequence[Access], theirs: Sequence[Access], context: int = 3) -> Mismatch | None:
+    """Compare on (kind, cycle, addr, data) in order; None when the two lists are equal."""
+    for index in range(max(len(ours), len(theirs))):
+        mine = ours[index] if index < len(ours) else None
+        other = theirs[index] if index < len(theirs) else None
+        if mine is None or other is None or mine.key != other.key:
+            return Mismatch(index, mine, other, tuple(ours[max(0, index - context) : index]))
+    return None
+
+
+def up_to_cycle(accesses: Iterable[Access], last_cycle: int) -> list[Access]:
+    """The accesses stamped at or before `last_cycle` (to cut two runs to the same length)."""
+    return [access for access in accesses if access.cycle <= last_cycle]
