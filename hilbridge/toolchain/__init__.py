@@ -1,0 +1,1 @@
+"""MCS-48 toolchain: assembler and disassembler (asl dialect)."""
