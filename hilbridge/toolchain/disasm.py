@@ -1,0 +1,210 @@
+"""MCS-48 disassembler: a ROM image to asl-syntax source that assembles back to the same bytes.
+
+Decoding is driven by `hilbridge.mcs48.INSTRUCTIONS`, so it cannot disagree with the assembler or the
+CPU core about the instruction set. Anything that would not reassemble to the same bytes is written as
+`db`: undefined opcodes, an instruction whose operand byte lies past the end of the image, and a
+two-byte instruction in the last byte of a 2 KB half (the 8048 fetches its operand from the start of
+that half, not from the next byte of the image).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.mcs48 import INSTRUCTIONS, Instruction
+
+ADDRESS_SPACE = 0x1000
+"""The 8048 program space is 4 KB (12 address bits)."""
+
+HALF_SIZE = 0x800
+"""PC increments wrap inside a 2 KB half, and JMP/CALL take A11 from the MB flag, not the operand."""
+
+BIOS_END = 0x400
+"""The console's internal BIOS ROM covers 0x000-0x3FF."""
+
+PAGE_TARGET = "addr8"
+LONG_TARGET = "addr11"
+IMMEDIATE = "#imm8"
+
+
+@dataclass(frozen=True, slots=True)
+class BiosSymbol:
+    address: int
+    name: str
+    purpose: str
+
+
+@cache
+def bios_symbols() -> dict[int, BiosSymbol]:
+    """The Videopac BIOS entry points by address, from `bios_symbols.tsv`."""
+    text = resources.files(__package__).joinpath("bios_symbols.tsv").read_text(encoding="utf-8")
+    symbols: dict[int, BiosSymbol] = {}
+    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
+    for row in rows[1:]:
+        address, name, purpose = row.split("\t")
+        symbols[int(address, 16)] = BiosSymbol(int(address, 16), name, purpose)
+    return symbols
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One decoded item: an instruction, or a single byte written as `db` (then `reason` says why)."""
+
+    address: int
+    data: bytes
+    instruction: Instruction | None
+    target: int | None = None
+    reason: str = ""
+
+    def operand_texts(self, names: Mapping[int, str]) -> list[str]:
+        """The operands in asl spelling; a jump target uses `names[target]` if there is one."""
+        if self.instruction is None:
+            return [hex_number(self.data[0], 2)]
+        texts = []
+        for pattern in self.instruction.operands:
+            if pattern == IMMEDIATE:
+                texts.append("#" + hex_number(self.data[1], 2))
+            elif pattern in (PAGE_TARGET, LONG_TARGET):
+                assert self.target is not None
+                texts.append(names.get(self.target, hex_number(self.target, 4)))
+            else:
+                texts.append(pattern.lower())
+        return texts
+
+    @property
+    def mnemonic(self) -> str:
+        return "db" if self.instruction is None else self.instruction.mnemonic.lower()
+
+
+def hex_number(value: int, digits: int) -> str:
+    """Intel-style hex that asl reads: always a leading digit, e.g. ``0ABh``, ``0400h``."""
+    text = f"{value:0{digits}X}h"
+    return text if text[0].isdigit() else f"0{text}"
+
+
+def label_name(address: int) -> str:
+    return f"L{address:04X}"
+
+
+def check_image(image: bytes, origin: int) -> None:
+    """Reject what cannot be an 8048 program image at `origin`."""
+    if not 0 <= origin < ADDRESS_SPACE:
+        raise HilbridgeError(f"origin {origin:#x} is outside the 8048's 4 KB program space")
+    if not image:
+        raise HilbridgeError("the image is empty")
+    if origin + len(image) > ADDRESS_SPACE:
+        raise HilbridgeError(
+            f"{len(image)} bytes at origin {origin:#05x} run past the end of the 4 KB program space",
+            hint="a bank-switched cartridge must be disassembled one bank at a time",
+        )
+
+
+def _target(instruction: Instruction, address: int, operand: int) -> int | None:
+    if PAGE_TARGET in instruction.operands:
+        # The page is that of the operand byte: an opcode at xFFh jumps into the next page.
+        return ((address + 1) & 0xF00) | operand
+    if LONG_TARGET in instruction.operands:
+        # A11 is the MB flag, unknown statically; assume the half the instruction runs in.
+        return (address & HALF_SIZE) | ((instruction.opcode & 0xE0) << 3) | operand
+    return None
+
+
+def decode(image: bytes, origin: int = 0) -> list[Line]:
+    """Decode `image` loaded at `origin` linearly, from its first byte to its last."""
+    check_image(image, origin)
+    lines: list[Line] = []
+    position = 0
+    while position < len(image):
+        address = origin + position
+        opcode = image[position]
+        instruction = INSTRUCTIONS[opcode]
+        reason = ""
+        if not instruction.defined:
+            reason = "undefined opcode"
+        elif instruction.length == 2 and position + 1 >= len(image):
+            reason = f"{instruction.mnemonic.lower()}: operand byte is past the end of the image"
+        elif instruction.length == 2 and address % HALF_SIZE == HALF_SIZE - 1:
+            start = address - (HALF_SIZE - 1)
+            reason = (
+                f"{instruction.mnemonic.lower()}: operand would be fetched from {hex_number(start, 4)} "
+                "(PC wraps inside its 2 KB half)"
+            )
+        if reason:
+            lines.append(Line(address, image[position : position + 1], None, reason=reason))
+            position += 1
+            continue
+        data = image[position : position + instruction.length]
+        target = _target(instruction, address, data[1]) if instruction.length == 2 else None
+        lines.append(Line(address, data, instruction, target))
+        position += instruction.length
+    return lines
+
+
+def _names(lines: list[Line], *, labels: bool, use_bios: bool) -> dict[int, str]:
+    bios = bios_symbols() if use_bios else {}
+    names: dict[int, str] = {}
+    for line in lines:
+        target = line.target
+        if target is None or target in names:
+            continue
+        if target in bios and target < BIOS_END:
+            names[target] = bios[target].name
+        elif labels:
+            names[target] = label_name(target)
+    return names
+
+
+COMMENT_COLUMN = 40
+
+
+def _format(label: str, mnemonic: str, operands: list[str], comment: str) -> str:
+    label_field = f"{label}:" if label else ""
+    text = f"{label_field:<16}{mnemonic:<8}{','.join(operands)}"
+    if len(label_field) >= 16:
+        text = f"{label_field}\n{'':<16}{mnemonic:<8}{','.join(operands)}"
+    padding = max(1, COMMENT_COLUMN - len(text.rsplit("\n", 1)[-1]))
+    return f"{text}{' ' * padding}; {comment}"
+
+
+def disassemble(
+    image: bytes,
+    origin: int = 0,
+    *,
+    labels: bool = False,
+    bios_names: bool = False,
+    title: str | None = None,
+) -> str:
+    """asl source for `image` at `origin`: `org`, labels (with `labels`), BIOS names (with
+    `bios_names`), and a comment with address and bytes on every line.
+
+    A target that is the start of a listed line gets its label there; any other named target
+    (outside the image or inside an instruction) is defined with `equ` at the top.
+    """
+    lines = decode(image, origin)
+    names = _names(lines, labels=labels, use_bios=bios_names)
+    starts = {line.address for line in lines}
+    bios = bios_symbols()
+    out = [f"; {title or 'image'}: {len(image)} bytes at {hex_number(origin, 4)}, disassembled by hilbridge"]
+    out.append(f"{'':<16}cpu     8048")
+    for address in sorted(names):
+        if address in starts:
+            continue
+        symbol = bios.get(address)
+        purpose = symbol.purpose if symbol and names[address] == symbol.name else ""
+        equate = f"{names[address]:<16}equ     {hex_number(address, 4)}"
+        out.append(f"{equate}{' ' * max(1, COMMENT_COLUMN - len(equate))}; {purpose}".rstrip(" ;"))
+    out.append(f"{'':<16}org     {hex_number(origin, 4)}")
+    for line in lines:
+        comment = f"{line.address:04X}: {line.data.hex(' ').upper()}"
+        if line.reason:
+            comment += f"  {line.reason}"
+        elif bios_names and line.instruction is not None and LONG_TARGET in line.instruction.operands:
+            other_half = line.target ^ HALF_SIZE if line.target is not None else None
+            if other_half in bios and line.address >= HALF_SIZE:
+                comment += f"  (with SEL MB0: {bios[other_half].name})"
+        out.append(_format(names.get(line.address, ""), line.mnemonic, line.operand_texts(names), comment))
+    return "\n".join(out) + "\n"
