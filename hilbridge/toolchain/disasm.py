@@ -70,7 +70,12 @@ class Line:
                 texts.append("#" + hex_number(self.data[1], 2))
             elif pattern in (PAGE_TARGET, LONG_TARGET):
                 assert self.target is not None
-                texts.append(names.get(self.target, hex_number(self.target, 4)))
+                text = names.get(self.target, hex_number(self.target, 4))
+                if pattern == LONG_TARGET and (self.target ^ self.address) & HALF_SIZE:
+                    # asl would insert a SEL MB (or refuse) for a target in the other half; an
+                    # expression in this instruction's own half gives the same two bytes.
+                    text += f"{'-' if self.target & HALF_SIZE else '+'}{hex_number(HALF_SIZE, 4)}"
+                texts.append(text)
             else:
                 texts.append(pattern.lower())
         return texts
@@ -103,21 +108,31 @@ def check_image(image: bytes, origin: int) -> None:
         )
 
 
-def _target(instruction: Instruction, address: int, operand: int) -> int | None:
+SELECT_MEMORY_BANK = {0xE5: 0, 0xF5: 1}
+"""SEL MB0 / SEL MB1: the opcodes that set the MB flag, which becomes A11 of the next JMP or CALL."""
+
+
+def _target(instruction: Instruction, address: int, operand: int, bank: int | None) -> int | None:
     if PAGE_TARGET in instruction.operands:
         # The page is that of the operand byte: an opcode at xFFh jumps into the next page.
         return ((address + 1) & 0xF00) | operand
     if LONG_TARGET in instruction.operands:
-        # A11 is the MB flag, unknown statically; assume the half the instruction runs in.
-        return (address & HALF_SIZE) | ((instruction.opcode & 0xE0) << 3) | operand
+        half = address & HALF_SIZE if bank is None else bank * HALF_SIZE
+        return half | ((instruction.opcode & 0xE0) << 3) | operand
     return None
 
 
 def decode(image: bytes, origin: int = 0) -> list[Line]:
-    """Decode `image` loaded at `origin` linearly, from its first byte to its last."""
+    """Decode `image` loaded at `origin` linearly, from its first byte to its last.
+
+    The MB flag (A11 of JMP/CALL) is unknown statically. As d48 does, the first JMP or CALL after a
+    SEL MBx takes A11 from it, unless data (a `db`) comes between; every other one is assumed to stay
+    in the 2 KB half it runs in.
+    """
     check_image(image, origin)
     lines: list[Line] = []
     position = 0
+    bank: int | None = None
     while position < len(image):
         address = origin + position
         opcode = image[position]
@@ -135,10 +150,14 @@ def decode(image: bytes, origin: int = 0) -> list[Line]:
             )
         if reason:
             lines.append(Line(address, image[position : position + 1], None, reason=reason))
+            bank = None
             position += 1
             continue
         data = image[position : position + instruction.length]
-        target = _target(instruction, address, data[1]) if instruction.length == 2 else None
+        target = _target(instruction, address, data[1], bank) if instruction.length == 2 else None
+        if LONG_TARGET in instruction.operands:
+            bank = None
+        bank = SELECT_MEMORY_BANK.get(opcode, bank)
         lines.append(Line(address, data, instruction, target))
         position += instruction.length
     return lines
@@ -202,9 +221,5 @@ def disassemble(
         comment = f"{line.address:04X}: {line.data.hex(' ').upper()}"
         if line.reason:
             comment += f"  {line.reason}"
-        elif bios_names and line.instruction is not None and LONG_TARGET in line.instruction.operands:
-            other_half = line.target ^ HALF_SIZE if line.target is not None else None
-            if other_half in bios and line.address >= HALF_SIZE:
-                comment += f"  (with SEL MB0: {bios[other_half].name})"
         out.append(_format(names.get(line.address, ""), line.mnemonic, line.operand_texts(names), comment))
     return "\n".join(out) + "\n"
