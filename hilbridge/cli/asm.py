@@ -1,0 +1,137 @@
+"""`hilbridge asm`: assemble an asl-dialect MCS-48 source into a ROM image."""
+
+from __future__ import annotations
+
+import click
+
+from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.files import write_atomic
+from hilbridge.toolchain.assembler import AssemblyResult, assemble
+
+
+def _number(text: str, option: str) -> int:
+    """A number as asl or Python writes it: 0x400, 400h, $400, 1024."""
+    cleaned = text.strip()
+    try:
+        if cleaned.lower().endswith("h"):
+            return int(cleaned[:-1], 16)
+        if cleaned.startswith("$"):
+            return int(cleaned[1:], 16)
+        return int(cleaned, 0)
+    except ValueError:
+        raise HilbridgeError(
+            f"{option} {text!r} is not a number", hint="write it like 0x400, 400h or 1024"
+        ) from None
+
+
+def _defines(pairs: tuple[str, ...]) -> dict[str, int]:
+    defines = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not name.strip():
+            raise HilbridgeError(f"-D {pair!r} needs a name", hint="write -D NAME=VALUE or -D NAME")
+        defines[name.strip()] = _number(value, f"-D {name}") if equals else 1
+    return defines
+
+
+def _range(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    low, dash, high = text.partition("-")
+    if not dash:
+        raise HilbridgeError(f"--range {text!r} needs START-END", hint="for example --range 0x400-0xbff")
+    start, end = _number(low, "--range"), _number(high, "--range")
+    if end < start:
+        raise HilbridgeError(f"--range {text!r} ends before it starts")
+    return start, end
+
+
+def _image(result: AssemblyResult, span: tuple[int, int] | None, fill: int) -> bytes:
+    """The bytes to write: the assembled range, or exactly START..END as p2bin -r does."""
+    if span is None:
+        return result.image
+    start, end = span
+    out = bytearray([fill]) * (end - start + 1)
+    for offset, byte in enumerate(result.image):
+        address = result.origin + offset
+        if start <= address <= end:
+            out[address - start] = byte
+    return bytes(out)
+
+
+def _write(path: str, data: bytes, what: str) -> None:
+    try:
+        write_atomic(path, data)
+    except OSError as error:
+        raise HilbridgeError(f"cannot write the {what}: {error.strerror}", SourceLocation(path)) from None
+
+
+def _intel_hex(data: bytes, origin: int) -> bytes:
+    lines = []
+    for start in range(0, len(data), 16):
+        chunk = data[start : start + 16]
+        address = origin + start
+        record = bytes([len(chunk), (address >> 8) & 0xFF, address & 0xFF, 0]) + chunk
+        checksum = (-sum(record)) & 0xFF
+        lines.append(f":{record.hex().upper()}{checksum:02X}")
+    lines.append(":00000001FF")
+    return ("\n".join(lines) + "\n").encode("ascii")
+
+
+@click.command()
+@click.argument("source", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="ROM image to write.")
+@click.option(
+    "--listing", type=click.Path(dir_okay=False), help="Write a listing (line, address, bytes, source)."
+)
+@click.option("--symbols", type=click.Path(dir_okay=False), help="Write the symbol table (NAME<TAB>HEX).")
+@click.option("--hex", "intel_hex", is_flag=True, help="Write Intel HEX instead of a raw binary.")
+@click.option(
+    "-I", "include_dirs", multiple=True, type=click.Path(file_okay=False), help="Include directory."
+)
+@click.option("-D", "defines", multiple=True, help="Define a symbol: NAME=VALUE (or NAME for 1).")
+@click.option("--fill", "fill_text", default="0xFF", show_default=True, help="Byte for gaps in the image.")
+@click.option(
+    "--range", "range_text", help="Write exactly START-END (like asl's p2bin -r), e.g. 0x400-0xbff."
+)
+@click.option("-U", "--case-sensitive", is_flag=True, help="Symbols are case-sensitive (asl -U).")
+@click.option(
+    "--no-auto-bank",
+    is_flag=True,
+    help="Report JMP/CALL into the other 2K bank instead of inserting SEL MBx.",
+)
+def asm(
+    source: str,
+    output: str,
+    listing: str | None,
+    symbols: str | None,
+    intel_hex: bool,
+    include_dirs: tuple[str, ...],
+    defines: tuple[str, ...],
+    fill_text: str,
+    range_text: str | None,
+    case_sensitive: bool,
+    no_auto_bank: bool,
+) -> None:
+    """Assemble the asl-dialect 8048 program SOURCE into a ROM image."""
+    fill = _number(fill_text, "--fill")
+    if not 0 <= fill <= 0xFF:
+        raise HilbridgeError(f"--fill {fill_text!r} must be a byte (0..255)")
+    span = _range(range_text)
+    result = assemble(
+        source,
+        include_dirs=include_dirs,
+        defines=_defines(defines),
+        fill=fill,
+        case_sensitive=case_sensitive,
+        auto_bank_select=not no_auto_bank,
+    )
+    for warning in result.warnings:
+        click.echo(warning, err=True)
+    image = _image(result, span, fill)
+    origin = span[0] if span else result.origin
+    _write(output, _intel_hex(image, origin) if intel_hex else image, "image")
+    if listing:
+        _write(listing, result.listing.encode("utf-8"), "listing")
+    if symbols:
+        _write(symbols, result.symbol_file().encode("utf-8"), "symbol file")

@@ -1,0 +1,94 @@
+"""Instruction encodings for the assembler, derived from `hilbridge.mcs48.INSTRUCTIONS`.
+
+There is no second opcode table here: every (mnemonic, operand pattern) -> opcode pair is read from
+the shared instruction table. Operands are either literal register names (``A``, ``@R0``, ``BUS``,
+``P4``...), an immediate (``#imm8``), or a jump target (``addr8`` in the current page, ``addr11``
+within the 2K bank). The only extra spelling is asl's ``JB bit,target`` for ``JB0``...``JB7``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hilbridge.mcs48 import INSTRUCTIONS
+
+IMMEDIATE = "#imm8"
+PAGE_TARGET = "addr8"
+BANK_TARGET = "addr11"
+_VALUE_PATTERNS = frozenset({IMMEDIATE, PAGE_TARGET, BANK_TARGET})
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One way to write an instruction: operand patterns and the opcode they encode to."""
+
+    opcode: int
+    operands: tuple[str, ...]
+    length: int
+
+    @property
+    def value_index(self) -> int:
+        """Position of the operand that carries an expression, or -1."""
+        for index, pattern in enumerate(self.operands):
+            if pattern in _VALUE_PATTERNS:
+                return index
+        return -1
+
+    @property
+    def value_kind(self) -> str | None:
+        index = self.value_index
+        return self.operands[index] if index >= 0 else None
+
+
+def _build() -> tuple[dict[str, tuple[Form, ...]], frozenset[str]]:
+    forms: dict[str, list[Form]] = {}
+    literals: set[str] = set()
+    for instruction in INSTRUCTIONS:
+        if not instruction.defined:
+            continue
+        patterns = instruction.operands
+        if instruction.mnemonic in ("JMP", "CALL") and instruction.opcode & 0xE0:
+            # The eight JMP/CALL opcodes differ only in target bits 8-10; the base form encodes them.
+            continue
+        forms.setdefault(instruction.mnemonic, []).append(
+            Form(instruction.opcode, patterns, instruction.length)
+        )
+        literals.update(pattern for pattern in patterns if pattern not in _VALUE_PATTERNS)
+    return {name: tuple(rows) for name, rows in forms.items()}, frozenset(literals)
+
+
+FORMS, LITERAL_OPERANDS = _build()
+MNEMONICS = frozenset(FORMS) | {"JB"}
+# Conditional jumps JB0..JB7 as asl's `JB bit,target`: opcode of JB0 plus bit * 0x20.
+JB_BASE_OPCODE = FORMS["JB0"][0].opcode
+SEL_MB = {0: FORMS["SEL"][[f.operands for f in FORMS["SEL"]].index(("MB0",))].opcode,
+          1: FORMS["SEL"][[f.operands for f in FORMS["SEL"]].index(("MB1",))].opcode}  # fmt: skip
+
+
+def operand_shape(operand: str) -> str:
+    """Classify one operand as written: a literal register name (upper-cased), '#', or '' (a value)."""
+    upper = operand.upper()
+    if upper in LITERAL_OPERANDS:
+        return upper
+    if operand.startswith("#"):
+        return "#"
+    return ""
+
+
+def find_form(mnemonic: str, shapes: tuple[str, ...]) -> Form | None:
+    """The form of `mnemonic` whose operand patterns match the classified operands, if any."""
+    for form in FORMS.get(mnemonic, ()):
+        if len(form.operands) != len(shapes):
+            continue
+        for pattern, shape in zip(form.operands, shapes, strict=True):
+            if pattern == IMMEDIATE:
+                if shape != "#":
+                    break
+            elif pattern in (PAGE_TARGET, BANK_TARGET):
+                if shape != "":
+                    break
+            elif pattern != shape:
+                break
+        else:
+            return form
+    return None

@@ -1,0 +1,1338 @@
+"""MCS-48 assembler for the asl dialect used by Videopac homebrew.
+
+The source is assembled in passes until every symbol keeps its value from one pass to the next
+(normally two); value-dependent errors (undefined symbols, ranges, page rules) are reported only
+from that last, settled pass. Lines are split once and cached by their text, expressions are
+compiled once (`asm_expr`), so later passes only evaluate.
+
+asl behaviour reproduced on purpose (so asl sources give byte-identical images):
+- a non-blank character in column 1 starts a label; a colon is optional;
+- symbols are case-insensitive unless `case_sensitive=True` (asl's ``-U``);
+- ``JMP``/``CALL`` to the other 2K bank get an automatic ``SEL MB0``/``SEL MB1`` in front (a warning);
+- conditional jumps and ``DJNZ`` must land in the page of their operand byte (PC+1);
+- symbols defined inside a macro, ``REPT``, ``IRP``, ``IRPC`` or ``WHILE`` body are local to that
+  expansion; ``.name`` labels are composed with the last ordinary label;
+- ``DW`` is little-endian; the image covers the lowest to the highest byte written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.toolchain import asm_encode
+from hilbridge.toolchain.asm_expr import (
+    Context,
+    ExpressionError,
+    Value,
+    as_int,
+    compile_expression,
+    unescape,
+)
+
+MAX_PASSES = 12
+MAX_NESTING = 100
+ADDRESS_LIMIT = 0x10000
+PROGRAM_LIMIT = 0x1000  # 4K: the 8048's 12-bit program counter
+
+# asl directives this assembler does not implement; each gives a clear error naming it.
+UNSUPPORTED_DIRECTIVES = frozenset(
+    resources.files(__package__).joinpath("asm_unsupported.txt").read_text(encoding="utf-8").split()
+)
+
+
+class AssemblyError(HilbridgeError):
+    """One or more errors in an assembly source; `errors` holds every (message, location) found."""
+
+    def __init__(self, errors: Sequence[tuple[str, SourceLocation | None]]):
+        first_message, first_location = errors[0]
+        super().__init__(first_message, first_location)
+        self.errors = list(errors)
+
+    def __str__(self) -> str:
+        lines = []
+        for message, location in self.errors[:20]:
+            prefix = f"{location}: " if location else ""
+            lines.append(f"{prefix}error: {message}")
+        if len(self.errors) > 20:
+            lines.append(f"... and {len(self.errors) - 20} more errors")
+        return "\n".join(lines)
+
+
+@dataclass
+class AssemblyResult:
+    """The assembled program: `image` holds bytes `origin`..`origin + len(image) - 1`."""
+
+    image: bytes
+    origin: int
+    symbols: dict[str, int]
+    listing: str
+    warnings: list[str]
+    passes: int = 0
+
+    def symbol_file(self) -> str:
+        """One ``NAME VALUE`` line per symbol, sorted by name (values in hex)."""
+        return "".join(f"{name}\t{value & 0xFFFFFFFF:04X}\n" for name, value in sorted(self.symbols.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLine:
+    text: str
+    file: str
+    number: int
+    macro_note: str = ""
+
+
+@dataclass(slots=True)
+class SplitLine:
+    """One source line cut into asl's fields; columns are 1-based positions in the text."""
+
+    label: str
+    label_column: int
+    operation: str
+    operation_column: int
+    arguments: list[str]
+    argument_columns: list[int]
+    argument_text: str
+
+
+@dataclass
+class Macro:
+    name: str
+    parameters: list[str]
+    defaults: list[str]
+    body: list[SourceLine]
+    global_symbols: bool = False
+
+
+@dataclass
+class _Section:
+    name: str
+    identity: int
+    public: set[str] = field(default_factory=set)
+    parent: _Section | None = None
+
+
+@dataclass
+class _Conditional:
+    active: bool  # lines in the current branch are assembled
+    done: bool  # some branch was (or must be treated as) taken
+    parent_active: bool
+    else_seen: bool = False
+
+
+class _Fatal(Exception):
+    """Stops the current pass at once (missing include, circular include, FATAL...)."""
+
+
+_SPLIT_CACHE: dict[str, SplitLine] = {}
+_NAME = re.compile(r"(?:\$\$|[A-Za-z_.])[A-Za-z0-9_.]*")
+_LABEL_DIRECTIVES = frozenset({"EQU", "=", ":=", "SET", "EVAL", "MACRO", "REG", "SECTION"})
+_SYMBOL_TAKING = frozenset({"EQU", "=", ":=", "SET", "EVAL", "REG"})
+
+
+def _find_comment(text: str) -> int:
+    """Index of the ';' that starts a comment (outside quotes), or len(text)."""
+    if ";" not in text:
+        return len(text)
+    if "'" not in text and '"' not in text:
+        return text.index(";")
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == ";":
+            return index
+        index += 1
+    return len(text)
+
+
+def _split_arguments(text: str, offset: int) -> tuple[list[str], list[int]]:
+    """Split at top-level commas (outside quotes and parentheses); columns are 1-based."""
+    arguments: list[str] = []
+    columns: list[int] = []
+    if not text.strip():
+        return arguments, columns
+    if "," not in text:
+        stripped = text.strip()
+        return [stripped], [offset + len(text) - len(text.lstrip()) + 1]
+    depth = 0
+    quote = ""
+    start = 0
+    index = 0
+    length = len(text)
+    pieces: list[tuple[int, int]] = []
+    while index < length:
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "," and depth <= 0:
+            pieces.append((start, index))
+            start = index + 1
+        index += 1
+    pieces.append((start, length))
+    for begin, end in pieces:
+        piece = text[begin:end]
+        stripped = piece.strip()
+        arguments.append(stripped)
+        columns.append(offset + begin + len(piece) - len(piece.lstrip()) + 1)
+    return arguments, columns
+
+
+def split_line(text: str) -> SplitLine:
+    """Cut a line into label, operation and arguments the way asl does (cached by text)."""
+    cached = _SPLIT_CACHE.get(text)
+    if cached is not None:
+        return cached
+    end = _find_comment(text)
+    body = text[:end].rstrip()
+    label = ""
+    label_column = 0
+    position = 0
+    length = len(body)
+    if body and not body[0].isspace():
+        stop = 0
+        while stop < length and not body[stop].isspace() and body[stop] != ":":
+            stop += 1
+        label = body[:stop]
+        label_column = 1
+        position = stop + 1 if stop < length else stop
+    operation = ""
+    operation_column = 0
+    argument_text = ""
+    argument_start = position
+    while True:
+        while position < length and body[position].isspace():
+            position += 1
+        if position >= length:
+            argument_start = position
+            break
+        if body[position] == ",":
+            argument_start = position
+            break
+        stop = position
+        while stop < length and not body[stop].isspace():
+            stop += 1
+        word = body[position:stop]
+        if not label and word.endswith(":"):
+            label = word[:-1]
+            label_column = position + 1
+            position = stop
+            continue
+        operation = word
+        operation_column = position + 1
+        argument_start = stop
+        break
+    argument_text = body[argument_start:]
+    arguments, columns = _split_arguments(argument_text, argument_start)
+    result = SplitLine(label, label_column, operation, operation_column, arguments, columns, argument_text)
+    if len(_SPLIT_CACHE) > 500_000:
+        _SPLIT_CACHE.clear()
+    _SPLIT_CACHE[text] = result
+    return result
+
+
+def _unquote(text: str) -> str | None:
+    """The contents of a quoted string argument, or None when `text` is not one quoted string."""
+    if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0]:
+        inner = text[1:-1]
+        quote = text[0]
+        index = 0
+        while index < len(inner):
+            if inner[index] == "\\":
+                index += 2
+                continue
+            if inner[index] == quote:
+                return None
+            index += 1
+        return unescape(inner)
+    return None
+
+
+class _Pass(Context):
+    """The state of one pass over the source."""
+
+    def __init__(self, assembler: Assembler, previous: dict[str, Value], number: int):
+        self.assembler = assembler
+        self.previous = previous
+        self.number = number
+        self.symbols: dict[str, Value] = {}
+        self.constants: set[str] = set()
+        self.memory: dict[int, int] = {}
+        self.listing: list[tuple[SourceLine, int, bytes]] = []
+        self.hard_errors: list[tuple[str, SourceLocation]] = []
+        self.soft_errors: list[tuple[str, SourceLocation]] = []
+        self.warnings: list[tuple[str, SourceLocation]] = []
+        self.messages: list[str] = []
+        self.segment = "CODE"
+        self.counters: dict[str, int] = {"CODE": 0, "DATA": 0, "IDATA": 0, "XDATA": 0}
+        self.phase_delta = 0  # logical PC minus the address bytes are stored at
+        self.relaxed = True
+        self.conditionals: list[_Conditional] = []
+        self.macros: dict[str, Macro] = {}
+        self.registers: dict[str, str] = {}
+        self.last_label = ""
+        self.temporary_generation = 0
+        self.local_spaces: list[int] = []
+        self.local_counter = 0
+        self.sections: list[_Section] = []
+        self.section_counter = 0
+        self.include_stack: list[str] = []
+        self.nesting = 0
+        self.ended = False
+        self.unknown = False  # set when an expression used a symbol with no value yet
+        self.line: SourceLine | None = None
+        self.line_start_pc = 0
+
+    # -- Context for expressions ---------------------------------------------------------------
+
+    def pc(self) -> int:
+        return self.line_start_pc
+
+    def _key_candidates(self, name: str) -> list[str]:
+        base = self._canonical(name)
+        candidates = []
+        if self.local_spaces:
+            candidates.append(f"{base}\x01{self.local_spaces[-1]}")
+        section = self.sections[-1] if self.sections else None
+        while section is not None:
+            candidates.append(f"{base}\x02{section.identity}")
+            section = section.parent
+        candidates.append(base)
+        return candidates
+
+    def _canonical(self, name: str) -> str:
+        if not self.assembler.case_sensitive:
+            name = name.upper()
+        if name.startswith("."):
+            return self.last_label + name
+        if name.startswith("$$"):
+            return f"{name}\x03{self.temporary_generation}"
+        return name
+
+    def lookup(self, name: str, offset: int) -> Value:
+        symbols = self.symbols
+        if not self.local_spaces and not self.sections and not name.startswith((".", "$$")):
+            key = name if self.assembler.case_sensitive else name.upper()
+            value = symbols.get(key)
+            if value is not None:
+                return value
+            value = self.previous.get(key)
+            if value is not None:
+                return value
+            return self._undefined(name, offset)
+        for key in self._key_candidates(name):
+            value = symbols.get(key)
+            if value is not None:
+                return value
+            value = self.previous.get(key)
+            if value is not None:
+                return value
+        return self._undefined(name, offset)
+
+    def _undefined(self, name: str, offset: int) -> Value:
+        self.unknown = True
+        self.soft_error(f"symbol '{name}' is not defined", offset)
+        return 0
+
+    def defined(self, name: str) -> bool:
+        return any(key in self.symbols for key in self._key_candidates(name))
+
+    def evaluate_text(self, text: str) -> Value:
+        return compile_expression(text, self.relaxed)(self)
+
+    # -- errors ----------------------------------------------------------------------------------
+
+    def location(self, column: int | None = None) -> SourceLocation:
+        line = self.line
+        if line is None:
+            return SourceLocation(self.assembler.main_name)
+        return SourceLocation(line.file, line.number, column)
+
+    def _with_note(self, message: str) -> str:
+        if self.line is not None and self.line.macro_note:
+            return f"{message} ({self.line.macro_note})"
+        return message
+
+    def hard_error(self, message: str, column: int | None = None) -> None:
+        self.hard_errors.append((self._with_note(message), self.location(column)))
+
+    def soft_error(self, message: str, column: int | None = None) -> None:
+        self.soft_errors.append((self._with_note(message), self.location(column)))
+
+    def warn(self, message: str, column: int | None = None) -> None:
+        self.warnings.append((self._with_note(message), self.location(column)))
+
+    # -- values ----------------------------------------------------------------------------------
+
+    def value(self, text: str, column: int) -> Value | None:
+        """Evaluate an expression; None (and an error) when it is malformed."""
+        if not text:
+            self.hard_error("missing operand", column)
+            return None
+        try:
+            node = compile_expression(text, self.relaxed)
+        except ExpressionError as error:
+            self.hard_error(error.message, column + error.offset)
+            return None
+        errors_before = len(self.soft_errors)
+        try:
+            result = node(self)
+        except ExpressionError as error:
+            self.soft_error(error.message, column + error.offset)
+            return None
+        if len(self.soft_errors) > errors_before and self.soft_errors[-1][1].column is not None:
+            message, location = self.soft_errors[-1]
+            self.soft_errors[-1] = (
+                message,
+                SourceLocation(location.file, location.line, column + location.column),
+            )
+        return result
+
+    def integer(self, text: str, column: int) -> int | None:
+        result = self.value(text, column)
+        return None if result is None else as_int(result)
+
+    def checked(self, text: str, column: int, low: int, high: int, what: str) -> int | None:
+        """An integer expression that must lie in low..high (unknown values are not checked)."""
+        self.unknown = False
+        result = self.integer(text, column)
+        if result is None:
+            return None
+        if not self.unknown and not low <= result <= high:
+            self.soft_error(f"{what} {_hex(result)} is out of range ({_hex(low)}..{_hex(high)})", column)
+            return None
+        return result
+
+    # -- symbols ---------------------------------------------------------------------------------
+
+    def define(self, name: str, value: Value, column: int, constant: bool = True) -> None:
+        if not _NAME.fullmatch(name):
+            self.hard_error(f"'{name}' is not a valid symbol name", column)
+            return
+        canonical = self._canonical(name)
+        if self.local_spaces:
+            key = f"{canonical}\x01{self.local_spaces[-1]}"
+        elif self.sections and not self._is_public(canonical):
+            key = f"{canonical}\x02{self.sections[-1].identity}"
+        else:
+            key = canonical
+        if key in self.symbols and (constant or key in self.constants):
+            self.hard_error(f"symbol '{name}' is already defined", column)
+            return
+        self.symbols[key] = value
+        if constant:
+            self.constants.add(key)
+
+    def _is_public(self, canonical: str) -> bool:
+        section = self.sections[-1] if self.sections else None
+        while section is not None:
+            if canonical in section.public:
+                return True
+            section = section.parent
+        return False
+
+
+class Assembler:
+    """Assembles one program; see `assemble` for the parameters."""
+
+    def __init__(
+        self,
+        include_dirs: Sequence[str | os.PathLike[str]] = (),
+        defines: dict[str, int] | None = None,
+        fill: int = 0xFF,
+        case_sensitive: bool = False,
+        auto_bank_select: bool = True,
+    ):
+        self.include_dirs = [Path(directory) for directory in include_dirs]
+        self.defines = dict(defines or {})
+        self.fill = fill
+        self.case_sensitive = case_sensitive
+        self.auto_bank_select = auto_bank_select
+        self.main_name = "<string>"
+        self.files: dict[str, list[str]] = {}
+        self.directives: dict[str, Callable[[_Pass, SplitLine, Sequence[SourceLine], int], int]] = {
+            name: getattr(self, method) for name, method in _DIRECTIVE_METHODS.items()
+        }
+
+    # -- entry points ----------------------------------------------------------------------------
+
+    def assemble_source(self, text: str, name: str, directory: Path | None) -> AssemblyResult:
+        self.main_name = name
+        self.base_directory = directory if directory is not None else Path.cwd()
+        lines = [SourceLine(line, name, number) for number, line in enumerate(text.splitlines(), 1)]
+        previous: dict[str, Value] = {}
+        state: _Pass | None = None
+        for number in range(1, MAX_PASSES + 1):
+            state = _Pass(self, previous, number)
+            self._predefine(state)
+            with contextlib.suppress(_Fatal):
+                self._run(state, lines)
+            if state.hard_errors:
+                raise AssemblyError(state.hard_errors)
+            stable = state.symbols == previous
+            if stable or number == MAX_PASSES:
+                break
+            previous = state.symbols
+        assert state is not None
+        if state.conditionals and not state.soft_errors:
+            state.line = None
+            state.hard_error("IF without ENDIF at the end of the source")
+            raise AssemblyError(state.hard_errors)
+        if state.soft_errors:
+            raise AssemblyError(_unique(state.soft_errors))
+        return self._result(state)
+
+    def _predefine(self, state: _Pass) -> None:
+        for name, value in self.defines.items():
+            key = name if self.case_sensitive else name.upper()
+            state.symbols[key] = value
+            state.constants.add(key)
+
+    def _result(self, state: _Pass) -> AssemblyResult:
+        memory = state.memory
+        if memory:
+            origin = min(memory)
+            end = max(memory) + 1
+            image = bytearray([self.fill & 0xFF]) * (end - origin)
+            for address, byte in memory.items():
+                image[address - origin] = byte
+        else:
+            origin, image = 0, bytearray()
+        symbols = {}
+        for key, value in state.symbols.items():
+            if "\x01" in key or "\x03" in key or not isinstance(value, int):
+                continue
+            if "\x02" in key:
+                continue
+            symbols[key] = value
+        warnings = [f"{location}: warning: {message}" for message, location in _unique(state.warnings)]
+        warnings.extend(state.messages)
+        return AssemblyResult(
+            bytes(image), origin, symbols, _format_listing(state.listing), warnings, state.number
+        )
+
+    # -- line processing -------------------------------------------------------------------------
+
+    def _run(self, state: _Pass, lines: Sequence[SourceLine]) -> None:
+        """Assemble a block of lines (a file, or a macro expansion)."""
+        index = 0
+        count = len(lines)
+        directives = self.directives
+        while index < count and not state.ended:
+            line = lines[index]
+            index += 1
+            state.line = line
+            split = split_line(line.text)
+            operation = split.operation.upper()
+            if state.conditionals and not state.conditionals[-1].active:
+                if operation in _CONDITIONAL_DIRECTIVES:
+                    directives[operation](state, split, lines, index)
+                continue
+            if not operation and not split.label:
+                continue
+            state.line_start_pc = state.counters[state.segment]
+            handler = directives.get(operation)
+            if handler is not None:
+                if split.label and operation not in _LABEL_DIRECTIVES:
+                    self._define_label(state, split)
+                index = handler(state, split, lines, index)
+                continue
+            macro = state.macros.get(operation if not self.case_sensitive else split.operation)
+            if macro is not None:
+                if split.label:
+                    self._define_label(state, split)
+                self._expand_macro(state, macro, split)
+                continue
+            if split.label:
+                self._define_label(state, split)
+            if not operation:
+                continue
+            if operation in asm_encode.MNEMONICS:
+                self._instruction(state, split, operation)
+            elif operation in UNSUPPORTED_DIRECTIVES:
+                state.hard_error(
+                    f"asl directive '{split.operation}' is not supported", split.operation_column
+                )
+            else:
+                state.hard_error(f"unknown instruction or macro '{split.operation}'", split.operation_column)
+
+    def _define_label(self, state: _Pass, split: SplitLine) -> None:
+        name = split.label
+        if not name.startswith((".", "$$")):
+            state.last_label = name if self.case_sensitive else name.upper()
+            state.temporary_generation += 1
+        state.define(name, state.counters[state.segment], split.label_column)
+
+    def _emit(self, state: _Pass, data: bytes | bytearray | list[int]) -> None:
+        data = bytes(data)
+        pc = state.counters[state.segment]
+        if state.segment != "CODE":
+            state.hard_error(f"code or data bytes in segment {state.segment}")
+            return
+        address = pc - state.phase_delta
+        if address < 0 or address + len(data) > ADDRESS_LIMIT:
+            state.soft_error(f"address {_hex(address)} is outside the 64K address space")
+            state.counters["CODE"] = pc + len(data)
+            return
+        memory = state.memory
+        for offset, byte in enumerate(data):
+            if address + offset in memory:
+                state.warn(f"address {_hex(address + offset)} is written twice")
+            memory[address + offset] = byte
+        state.counters["CODE"] = pc + len(data)
+        assert state.line is not None
+        state.listing.append((state.line, pc, data))
+
+    # -- instructions ----------------------------------------------------------------------------
+
+    def _instruction(self, state: _Pass, split: SplitLine, mnemonic: str) -> None:
+        arguments = split.arguments
+        if state.registers:
+            arguments = [state.registers.get(arg.upper(), arg) for arg in arguments]
+        if mnemonic == "JB":
+            self._jb(state, split, arguments)
+            return
+        shapes = tuple(asm_encode.operand_shape(argument) for argument in arguments)
+        form = asm_encode.find_form(mnemonic, shapes)
+        if form is None:
+            written = ",".join(arguments)
+            state.hard_error(
+                f"'{split.operation} {written}' is not an MCS-48 instruction form".replace(" '", "'", 0),
+                split.operation_column,
+            )
+            return
+        kind = form.value_kind
+        pc = state.line_start_pc
+        if kind is None:
+            self._emit(state, [form.opcode])
+            if form.opcode in _TABLE_READS and pc & 0xFF == 0xFF:
+                state.warn(f"{mnemonic} at the last byte of a page reads from the next page")
+            return
+        index = form.value_index
+        text = arguments[index]
+        column = split.argument_columns[index]
+        if kind == asm_encode.IMMEDIATE:
+            value = state.checked(text[1:], column + 1, -128, 255, "immediate value")
+            self._emit(state, [form.opcode, (value or 0) & 0xFF])
+        elif kind == asm_encode.PAGE_TARGET:
+            self._page_jump(state, form.opcode, text, column, 0xFFFF if mnemonic == "DJNZ" else 0xFFF)
+        else:
+            self._bank_jump(state, form.opcode, text, column)
+
+    def _page_jump(self, state: _Pass, opcode: int, text: str, column: int, high: int) -> None:
+        pc = state.line_start_pc
+        target = state.checked(text, column, 0, high, "jump target")
+        if target is not None and not state.unknown and (target >> 8) != ((pc + 1) >> 8):
+            page = (pc + 1) & 0xFF00
+            state.soft_error(
+                f"jump target {_hex(target)} is outside the current page {_hex(page)}-{_hex(page + 0xFF)}",
+                column,
+            )
+        self._emit(state, [opcode, (target or 0) & 0xFF])
+
+    def _bank_jump(self, state: _Pass, opcode: int, text: str, column: int) -> None:
+        pc = state.line_start_pc
+        if pc & 0x7FE == 0x7FE:
+            state.soft_error(f"JMP/CALL cannot start at {_hex(pc)}: it would straddle the 2K bank boundary")
+        target = state.checked(text, column, 0, PROGRAM_LIMIT - 1, "jump target")
+        if target is None:
+            target = 0
+        prefix: list[int] = []
+        if not state.unknown and (target & 0x800) != (pc & 0x800):
+            bank = (target >> 11) & 1
+            if self.auto_bank_select:
+                prefix = [asm_encode.SEL_MB[bank]]
+                state.warn(
+                    f"target {_hex(target)} is in the other 2K bank: inserted SEL MB{bank} (as asl does)"
+                )
+            else:
+                state.soft_error(f"target {_hex(target)} is outside the current 2K bank", column)
+        self._emit(state, [*prefix, opcode | ((target & 0x700) >> 3), target & 0xFF])
+
+    def _jb(self, state: _Pass, split: SplitLine, arguments: list[str]) -> None:
+        if len(arguments) != 2:
+            state.hard_error("JB needs a bit number and a target", split.operation_column)
+            return
+        bit = state.checked(arguments[0], split.argument_columns[0], 0, 7, "bit number")
+        opcode = asm_encode.JB_BASE_OPCODE + ((bit or 0) << 5)
+        self._page_jump(state, opcode, arguments[1], split.argument_columns[1], 0xFFF)
+
+    # -- directives: symbols ---------------------------------------------------------------------
+
+    def _equ(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not split.label:
+            state.hard_error(f"{split.operation.upper()} needs a symbol name in the label field", 1)
+            return index
+        if len(split.arguments) != 1:
+            state.hard_error(f"{split.operation.upper()} takes one value", split.operation_column)
+            return index
+        value = state.value(split.arguments[0], split.argument_columns[0])
+        constant = split.operation.upper() in ("EQU", "=")
+        state.define(split.label, 0 if value is None else value, split.label_column, constant=constant)
+        return index
+
+    def _reg(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not split.label or len(split.arguments) != 1:
+            state.hard_error("REG needs a name and one register", split.operation_column)
+            return index
+        state.registers[split.label.upper()] = split.arguments[0]
+        return index
+
+    # -- directives: location --------------------------------------------------------------------
+
+    def _org(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if len(split.arguments) != 1:
+            state.hard_error("ORG takes one address", split.operation_column)
+            return index
+        address = state.checked(
+            split.arguments[0], split.argument_columns[0], 0, ADDRESS_LIMIT - 1, "address"
+        )
+        if address is not None:
+            state.counters[state.segment] = address + (state.phase_delta if state.segment == "CODE" else 0)
+            if state.segment == "CODE":
+                state.counters["CODE"] = address
+                state.phase_delta = 0
+        return index
+
+    def _phase(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if len(split.arguments) != 1:
+            state.hard_error("PHASE takes one address", split.operation_column)
+            return index
+        address = state.checked(
+            split.arguments[0], split.argument_columns[0], 0, ADDRESS_LIMIT - 1, "address"
+        )
+        if address is not None:
+            physical = state.counters["CODE"] - state.phase_delta
+            state.phase_delta = address - physical
+            state.counters["CODE"] = address
+        return index
+
+    def _dephase(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        state.counters["CODE"] -= state.phase_delta
+        state.phase_delta = 0
+        return index
+
+    def _align(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not split.arguments:
+            state.hard_error("ALIGN needs a boundary", split.operation_column)
+            return index
+        boundary = state.checked(split.arguments[0], split.argument_columns[0], 1, ADDRESS_LIMIT, "alignment")
+        if boundary:
+            pc = state.counters[state.segment]
+            state.counters[state.segment] = (pc + boundary - 1) // boundary * boundary
+        return index
+
+    def _segment(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        name = split.arguments[0].upper() if split.arguments else ""
+        if name not in state.counters:
+            state.hard_error(f"unknown segment '{name}' (CODE, DATA, IDATA or XDATA)", split.operation_column)
+        else:
+            state.segment = name
+        return index
+
+    def _ds(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if len(split.arguments) != 1:
+            state.hard_error(f"{split.operation.upper()} takes one count", split.operation_column)
+            return index
+        count = state.checked(split.arguments[0], split.argument_columns[0], 0, ADDRESS_LIMIT, "count")
+        state.counters[state.segment] += count or 0
+        return index
+
+    # -- directives: data ------------------------------------------------------------------------
+
+    def _data(self, state: _Pass, split: SplitLine, width: int) -> None:
+        if not split.arguments:
+            state.hard_error(f"{split.operation.upper()} needs at least one value", split.operation_column)
+            return
+        out = bytearray()
+        low = -(1 << (8 * width - 1))
+        high = (1 << (8 * width)) - 1
+        for argument, column in zip(split.arguments, split.argument_columns, strict=True):
+            self._data_item(state, argument, column, width, low, high, out)
+        self._emit(state, out)
+
+    def _data_item(
+        self, state: _Pass, argument: str, column: int, width: int, low: int, high: int, out: bytearray
+    ) -> None:
+        if not argument:
+            state.hard_error("empty value", column)
+            return
+        dup = _DUP.match(argument)
+        if dup:
+            count = state.checked(dup.group(1), column, 0, ADDRESS_LIMIT, "repeat count") or 0
+            inner = dup.group(2).strip()
+            if inner.startswith("(") and inner.endswith(")"):
+                inner = inner[1:-1]
+            part = bytearray()
+            for item in inner.split(",") if inner.strip() != "?" else ["0"]:
+                self._data_item(state, item.strip(), column, width, low, high, part)
+            out.extend(bytes(part) * count)
+            return
+        literal = _unquote(argument)
+        if literal is not None and (width == 1 or len(literal) != 1):
+            for char in literal:
+                out.extend(self._charset_code(state, char).to_bytes(width, "little"))
+            return
+        state.unknown = False
+        value = state.value(argument, column)
+        if value is None:
+            out.extend(bytes(width))
+            return
+        if isinstance(value, str):
+            for char in value:
+                out.extend(self._charset_code(state, char).to_bytes(width, "little"))
+            return
+        if not state.unknown and not low <= value <= high:
+            state.soft_error(f"value {_hex(value)} does not fit in {8 * width} bits", column)
+        out.extend((value & high).to_bytes(width, "little"))
+
+    def _charset_code(self, state: _Pass, char: str) -> int:
+        return ord(char) & 0xFF
+
+    def _db(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        self._data(state, split, 1)
+        return index
+
+    def _dw(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        self._data(state, split, 2)
+        return index
+
+    def _dd(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        self._data(state, split, 4)
+        return index
+
+    # -- directives: files -----------------------------------------------------------------------
+
+    def _resolve(self, state: _Pass, name: str, column: int) -> Path:
+        including = Path(state.line.file).parent if state.line and state.line.file != self.main_name else None
+        candidates = []
+        if including is not None:
+            candidates.append(including / name)
+        candidates.append(self.base_directory / name)
+        candidates.extend(directory / name for directory in self.include_dirs)
+        for candidate in candidates:
+            if candidate.is_file():
+                return candidate
+        state.hard_error(f"cannot find include file '{name}'", column)
+        raise _Fatal
+
+    def _file_argument(self, state: _Pass, split: SplitLine) -> tuple[str, int] | None:
+        if not split.arguments:
+            state.hard_error(f"{split.operation.upper()} needs a file name", split.operation_column)
+            return None
+        argument = split.arguments[0]
+        name = _unquote(argument)
+        if name is None:
+            name = argument
+        return name, split.argument_columns[0]
+
+    def _read_lines(self, state: _Pass, path: Path, column: int) -> list[str]:
+        key = str(path)
+        lines = self.files.get(key)
+        if lines is None:
+            try:
+                lines = path.read_bytes().decode("latin-1").splitlines()
+            except OSError as error:
+                state.hard_error(f"cannot read '{path}': {error.strerror}", column)
+                raise _Fatal from None
+            self.files[key] = lines
+        return lines
+
+    def _include(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        found = self._file_argument(state, split)
+        if found is None:
+            return index
+        name, column = found
+        path = self._resolve(state, name, column)
+        key = str(path.resolve())
+        if key in state.include_stack:
+            state.hard_error(f"circular include of '{name}'", column)
+            raise _Fatal
+        display = str(path)
+        block = [
+            SourceLine(text, display, number)
+            for number, text in enumerate(self._read_lines(state, path, column), 1)
+        ]
+        state.include_stack.append(key)
+        saved = state.line
+        try:
+            self._run(state, block)
+        finally:
+            state.include_stack.pop()
+            state.line = saved
+        return index
+
+    def _binclude(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        found = self._file_argument(state, split)
+        if found is None:
+            return index
+        name, column = found
+        path = self._resolve(state, name, column)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            state.hard_error(f"cannot read '{name}': {error.strerror}", column)
+            return index
+        offset = 0
+        length = len(data)
+        if len(split.arguments) > 1:
+            offset = state.checked(split.arguments[1], split.argument_columns[1], 0, len(data), "offset") or 0
+            length = len(data) - offset
+        if len(split.arguments) > 2:
+            length = (
+                state.checked(split.arguments[2], split.argument_columns[2], 0, len(data) - offset, "length")
+                or 0
+            )
+        self._emit(state, data[offset : offset + length])
+        return index
+
+    # -- directives: conditionals ----------------------------------------------------------------
+
+    def _if_common(self, state: _Pass, split: SplitLine, condition: Callable[[], bool]) -> None:
+        enclosing = not state.conditionals or state.conditionals[-1].active
+        if not enclosing:
+            state.conditionals.append(_Conditional(False, True, False))
+            return
+        taken = condition()
+        state.conditionals.append(_Conditional(taken, taken, True))
+
+    def _condition_value(self, state: _Pass, split: SplitLine) -> bool:
+        if len(split.arguments) != 1:
+            state.hard_error(f"{split.operation.upper()} takes one condition", split.operation_column)
+            return False
+        value = state.value(split.arguments[0], split.argument_columns[0])
+        return bool(as_int(value)) if value is not None else False
+
+    def _if(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        self._if_common(state, split, lambda: self._condition_value(state, split))
+        return index
+
+    def _ifdef(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        wanted = split.operation.upper() == "IFDEF"
+        self._if_common(state, split, lambda: self._is_defined(state, split) == wanted)
+        return index
+
+    def _is_defined(self, state: _Pass, split: SplitLine) -> bool:
+        if len(split.arguments) != 1:
+            state.hard_error(f"{split.operation.upper()} takes one symbol name", split.operation_column)
+            return False
+        return state.defined(split.arguments[0])
+
+    def _ifb(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        blank = not split.argument_text.strip()
+        wanted = split.operation.upper() == "IFB"
+        self._if_common(state, split, lambda: blank == wanted)
+        return index
+
+    def _ifexist(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        wanted = split.operation.upper() == "IFEXIST"
+
+        def exists() -> bool:
+            found = self._file_argument(state, split)
+            if found is None:
+                return False
+            try:
+                self._resolve(state, found[0], found[1])
+            except _Fatal:
+                state.hard_errors.pop()
+                return not wanted
+            return wanted
+
+        self._if_common(state, split, exists)
+        return index
+
+    def _elseif(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.conditionals:
+            state.hard_error("ELSEIF without IF", split.operation_column)
+            return index
+        top = state.conditionals[-1]
+        if top.else_seen:
+            state.hard_error("ELSEIF after ELSE", split.operation_column)
+        if not top.parent_active or top.done:
+            top.active = False
+            return index
+        taken = self._condition_value(state, split) if split.arguments else True
+        top.active = taken
+        top.done = taken
+        return index
+
+    def _else(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.conditionals:
+            state.hard_error("ELSE without IF", split.operation_column)
+            return index
+        top = state.conditionals[-1]
+        if top.else_seen:
+            state.hard_error("second ELSE for one IF", split.operation_column)
+        top.else_seen = True
+        top.active = top.parent_active and not top.done
+        top.done = True
+        return index
+
+    def _endif(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.conditionals:
+            state.hard_error("ENDIF without IF", split.operation_column)
+            return index
+        state.conditionals.pop()
+        return index
+
+    # -- directives: macros and repetition -------------------------------------------------------
+
+    def _collect_body(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        """Index of the ENDM closing the block that starts at `index` (nested blocks counted)."""
+        depth = 1
+        position = index
+        while position < len(lines):
+            operation = split_line(lines[position].text).operation.upper()
+            if operation in _BLOCK_OPENERS:
+                depth += 1
+            elif operation == "ENDM":
+                depth -= 1
+                if depth == 0:
+                    return position
+            position += 1
+        state.hard_error(f"{split.operation.upper()} without ENDM", split.operation_column)
+        raise _Fatal
+
+    def _macro(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        end = self._collect_body(state, split, lines, index)
+        if not split.label:
+            state.hard_error("MACRO needs a name in the label field", split.operation_column)
+            return end + 1
+        parameters: list[str] = []
+        defaults: list[str] = []
+        global_symbols = False
+        for argument, column in zip(split.arguments, split.argument_columns, strict=True):
+            if argument.startswith("{") and argument.endswith("}"):
+                option = argument[1:-1].strip().upper()
+                if option == "GLOBALSYMBOLS":
+                    global_symbols = True
+                elif option not in _IGNORED_MACRO_OPTIONS:
+                    state.hard_error(f"unknown macro option '{argument}'", column)
+                continue
+            name, _, default = argument.partition("=")
+            name = name.strip()
+            if not _NAME.fullmatch(name):
+                state.hard_error(f"'{name}' is not a valid macro parameter name", column)
+                continue
+            parameters.append(name)
+            defaults.append(default.strip())
+        name = split.label if self.case_sensitive else split.label.upper()
+        state.macros[name] = Macro(name, parameters, defaults, list(lines[index:end]), global_symbols)
+        return end + 1
+
+    def _expand_macro(self, state: _Pass, macro: Macro, split: SplitLine) -> None:
+        arguments = list(split.arguments)
+        if len(arguments) > len(macro.parameters) and macro.parameters:
+            state.hard_error(
+                f"macro {macro.name} takes {len(macro.parameters)} argument(s), got {len(arguments)}",
+                split.operation_column,
+            )
+            return
+        values = [
+            arguments[i] if i < len(arguments) and arguments[i] != "" else macro.defaults[i]
+            for i in range(len(macro.parameters))
+        ]
+        replacements = dict(zip(macro.parameters, values, strict=True))
+        replacements["ARGCOUNT"] = str(len(arguments))
+        replacements["ALLARGS"] = ",".join(arguments)
+        replacements["__LABEL__"] = split.label
+        assert state.line is not None
+        note = f"in macro {macro.name} called at {state.line.file}:{state.line.number}"
+        body = _substitute(macro.body, replacements, self.case_sensitive, note)
+        self._run_block(state, body, macro.global_symbols)
+
+    def _run_block(self, state: _Pass, body: list[SourceLine], global_symbols: bool) -> None:
+        state.nesting += 1
+        if state.nesting > MAX_NESTING:
+            state.hard_error("macros or repetitions nested too deeply (recursive macro?)")
+            raise _Fatal
+        saved_line = state.line
+        saved_conditionals = len(state.conditionals)
+        if not global_symbols:
+            state.local_counter += 1
+            state.local_spaces.append(state.local_counter)
+        try:
+            self._run(state, body)
+        except _ExitMacro:
+            del state.conditionals[saved_conditionals:]
+        finally:
+            if not global_symbols:
+                state.local_spaces.pop()
+            state.nesting -= 1
+            state.line = saved_line
+        if len(state.conditionals) != saved_conditionals:
+            state.hard_error("IF without ENDIF inside a macro or repetition")
+            del state.conditionals[saved_conditionals:]
+
+    def _exitm(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if state.nesting == 0:
+            state.hard_error("EXITM outside a macro", split.operation_column)
+            return index
+        raise _ExitMacro
+
+    def _endm(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        state.hard_error("ENDM without MACRO, REPT, IRP, IRPC or WHILE", split.operation_column)
+        return index
+
+    def _rept(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        end = self._collect_body(state, split, lines, index)
+        options = [a for a in split.arguments if a.startswith("{")]
+        plain = [a for a in split.arguments if not a.startswith("{")]
+        if len(plain) != 1:
+            state.hard_error("REPT takes one count", split.operation_column)
+            return end + 1
+        count = state.checked(plain[0], split.argument_columns[0], 0, 1_000_000, "repeat count") or 0
+        body = list(lines[index:end])
+        global_symbols = any(o.upper() == "{GLOBALSYMBOLS}" for o in options)
+        for _ in range(count):
+            self._run_block(state, body, global_symbols)
+        return end + 1
+
+    def _irp(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        end = self._collect_body(state, split, lines, index)
+        arguments = [a for a in split.arguments if not a.startswith("{")]
+        global_symbols = any(a.upper() == "{GLOBALSYMBOLS}" for a in split.arguments)
+        if len(arguments) < 1 or not _NAME.fullmatch(arguments[0]):
+            state.hard_error(f"{split.operation.upper()} needs a parameter name", split.operation_column)
+            return end + 1
+        parameter = arguments[0]
+        if split.operation.upper() == "IRPC":
+            text = ",".join(arguments[1:])
+            unquoted = _unquote(text)
+            items = list(unquoted if unquoted is not None else text)
+        else:
+            items = arguments[1:]
+        body = list(lines[index:end])
+        note = f"in {split.operation.upper()} at {state.line.file}:{state.line.number}" if state.line else ""
+        for item in items:
+            self._run_block(
+                state, _substitute(body, {parameter: item}, self.case_sensitive, note), global_symbols
+            )
+        return end + 1
+
+    def _while(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        end = self._collect_body(state, split, lines, index)
+        body = list(lines[index:end])
+        saved = state.line
+        for _ in range(100_000):
+            state.line = saved
+            if not self._condition_value(state, split):
+                break
+            self._run_block(state, body, False)
+            if state.hard_errors:
+                break
+        else:
+            state.hard_error("WHILE did not end after 100000 iterations", split.operation_column)
+        return end + 1
+
+    # -- directives: sections --------------------------------------------------------------------
+
+    def _section(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if len(split.arguments) != 1 or not _NAME.fullmatch(split.arguments[0]):
+            state.hard_error("SECTION needs a name", split.operation_column)
+            return index
+        state.section_counter += 1
+        parent = state.sections[-1] if state.sections else None
+        state.sections.append(_Section(split.arguments[0].upper(), state.section_counter, parent=parent))
+        return index
+
+    def _endsection(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.sections:
+            state.hard_error("ENDSECTION without SECTION", split.operation_column)
+            return index
+        section = state.sections.pop()
+        if split.arguments and split.arguments[0].upper() != section.name:
+            state.hard_error(
+                f"ENDSECTION {split.arguments[0]} closes section {section.name}", split.argument_columns[0]
+            )
+        return index
+
+    def _public(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.sections:
+            return index
+        for argument in split.arguments:
+            name = argument.split(":")[0].strip()
+            state.sections[-1].public.add(name if self.case_sensitive else name.upper())
+        return index
+
+    # -- directives: messages, options, no-ops ---------------------------------------------------
+
+    def _message(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        parts = []
+        for argument, column in zip(split.arguments, split.argument_columns, strict=True):
+            literal = _unquote(argument)
+            if literal is not None:
+                parts.append(literal)
+            else:
+                value = state.value(argument, column)
+                parts.append(str(value) if value is not None else "?")
+        text = "".join(parts)
+        kind = split.operation.upper()
+        if kind == "MESSAGE":
+            state.messages.append(text)
+        elif kind == "WARNING":
+            state.warn(text)
+        elif kind == "ERROR":
+            state.soft_error(text, split.operation_column)
+        else:
+            state.hard_error(text, split.operation_column)
+            raise _Fatal
+        return index
+
+    def _cpu(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        name = split.arguments[0].upper() if split.arguments else ""
+        if name not in _MCS48_CPUS:
+            state.hard_error(
+                f"CPU '{name}' is not supported (this assembler knows the 8048 family)",
+                split.operation_column,
+            )
+        return index
+
+    def _relaxed(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        setting = split.arguments[0].upper() if split.arguments else ""
+        if setting not in ("ON", "OFF"):
+            state.hard_error("RELAXED takes ON or OFF", split.operation_column)
+        else:
+            state.relaxed = setting == "ON"
+        return index
+
+    def _end(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        state.ended = True
+        return index
+
+    def _ignored(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        return index
+
+
+class _ExitMacro(Exception):
+    """EXITM: leave the innermost macro expansion."""
+
+
+_DUP = re.compile(r"^(.+?)\s+DUP\s*(\(.*\)|\?|\S.*)$", re.IGNORECASE)
+_TABLE_READS = frozenset({0xA3, 0xE3, 0xB3})  # MOVP A,@A; MOVP3 A,@A; JMPP @A
+_MCS48_CPUS = frozenset({"8035", "8039", "8040", "8048", "8049", "8050", "80C39", "80C48", "8748", "8749"})
+_BLOCK_OPENERS = frozenset({"MACRO", "REPT", "IRP", "IRPC", "WHILE"})
+_CONDITIONAL_DIRECTIVES = frozenset(
+    {"IF", "IFDEF", "IFNDEF", "IFB", "IFNB", "IFEXIST", "IFNEXIST", "ELSEIF", "ELSE", "ENDIF"}
+)
+_IGNORED_MACRO_OPTIONS = frozenset({"EXPAND", "NOEXPAND", "EXPIF", "NOEXPIF", "EXPMACRO", "NOEXPMACRO",
+                                    "INTLABEL", "EXPORT", "NOEXPORT"})  # fmt: skip
+
+# Directive spelling -> Assembler method (data, so every directive is found by its name).
+_DIRECTIVE_METHODS: dict[str, str] = {
+    "EQU": "_equ", "=": "_equ", ":=": "_equ", "SET": "_equ", "EVAL": "_equ", "REG": "_reg",
+    "ORG": "_org", "PHASE": "_phase", "DEPHASE": "_dephase", "ALIGN": "_align", "SEGMENT": "_segment",
+    "DS": "_ds", "DEFS": "_ds", "RMB": "_ds", "RES": "_ds",
+    "DB": "_db", "BYT": "_db", "BYTE": "_db", "FCB": "_db", "DEFB": "_db", "DEFM": "_db", "FCC": "_db",
+    "DW": "_dw", "WORD": "_dw", "FDB": "_dw", "DEFW": "_dw", "ADR": "_dw", "DD": "_dd",
+    "INCLUDE": "_include", "BINCLUDE": "_binclude",
+    "IF": "_if", "IFDEF": "_ifdef", "IFNDEF": "_ifdef", "IFB": "_ifb", "IFNB": "_ifb",
+    "IFEXIST": "_ifexist", "IFNEXIST": "_ifexist", "ELSEIF": "_elseif", "ELSE": "_else", "ENDIF": "_endif",
+    "MACRO": "_macro", "ENDM": "_endm", "EXITM": "_exitm", "REPT": "_rept", "IRP": "_irp", "IRPC": "_irp",
+    "WHILE": "_while",
+    "SECTION": "_section", "ENDSECTION": "_endsection", "PUBLIC": "_public", "GLOBAL": "_public",
+    "FORWARD": "_ignored",
+    "MESSAGE": "_message", "WARNING": "_message", "ERROR": "_message", "FATAL": "_message",
+    "CPU": "_cpu", "RELAXED": "_relaxed", "END": "_end",
+    "PAGE": "_ignored", "NEWPAGE": "_ignored", "TITLE": "_ignored", "LISTING": "_ignored",
+    "MACEXP": "_ignored", "PRTINIT": "_ignored", "PRTEXIT": "_ignored", "SUPMODE": "_ignored",
+}  # fmt: skip
+
+
+def _substitute(
+    body: Sequence[SourceLine], replacements: dict[str, str], case_sensitive: bool, note: str
+) -> list[SourceLine]:
+    """Replace macro parameters as asl does: whole words, where a word is letters and digits."""
+    if not replacements:
+        return [SourceLine(line.text, line.file, line.number, note) for line in body]
+    names = sorted(replacements, key=len, reverse=True)
+    flags = 0 if case_sensitive else re.IGNORECASE
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9])(" + "|".join(re.escape(name) for name in names) + r")(?![A-Za-z0-9])", flags
+    )
+    lookup = replacements if case_sensitive else {name.upper(): value for name, value in replacements.items()}
+
+    def replace(match: re.Match[str]) -> str:
+        key = match.group(1) if case_sensitive else match.group(1).upper()
+        return lookup[key]
+
+    return [SourceLine(pattern.sub(replace, line.text), line.file, line.number, note) for line in body]
+
+
+def _unique(errors: list[tuple[str, SourceLocation]]) -> list[tuple[str, SourceLocation]]:
+    seen = set()
+    result = []
+    for error in errors:
+        if error not in seen:
+            seen.add(error)
+            result.append(error)
+    return result
+
+
+def _hex(value: int) -> str:
+    return f"-{-value:#06x}" if value < 0 else f"{value:#06x}"
+
+
+def _format_listing(rows: list[tuple[SourceLine, int, bytes]]) -> str:
+    """Address, bytes and source text, one line per statement (long data continues on extra lines)."""
+    out = []
+    for line, address, data in rows:
+        chunk = data[:4]
+        out.append(f"{line.number:6d}  {address:04X}  {chunk.hex(' ').upper():<12s}  {line.text.rstrip()}")
+        for start in range(4, len(data), 4):
+            out.append(f"{'':6s}  {address + start:04X}  {data[start : start + 4].hex(' ').upper()}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def assemble(
+    source: str | os.PathLike[str],
+    *,
+    include_dirs: Sequence[str | os.PathLike[str]] = (),
+    defines: dict[str, int] | None = None,
+    fill: int = 0xFF,
+    case_sensitive: bool = False,
+    auto_bank_select: bool = True,
+    text: str | None = None,
+) -> AssemblyResult:
+    """Assemble the file at `source` (or `text`, reported under the name `source`).
+
+    Raises `AssemblyError` (a `HilbridgeError`) with file:line:column for every user mistake.
+    """
+    assembler = Assembler(include_dirs, defines, fill, case_sensitive, auto_bank_select)
+    name = os.fspath(source)
+    if text is None:
+        path = Path(name)
+        try:
+            text = path.read_bytes().decode("latin-1")
+        except OSError as error:
+            raise AssemblyError([(f"cannot read source: {error.strerror}", SourceLocation(name))]) from None
+        return assembler.assemble_source(text, name, path.parent)
+    return assembler.assemble_source(text, name, None)
+
+
+def assemble_text(text: str, name: str = "<string>", **options: object) -> AssemblyResult:
+    """Assemble source text held in memory (test cartridges, examples)."""
+    return assemble(name, text=text, **options)  # type: ignore[arg-type]
