@@ -14,6 +14,7 @@ from hilbridge.errors import HilbridgeError
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.carts", "carts"),
     ("hilbridge.cli.disasm", "disasm"),
+    ("hilbridge.cli.asm", "asm"),
 )
 
 
