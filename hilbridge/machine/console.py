@@ -1,0 +1,291 @@
+"""The console: 8048 + glue logic + VDC + cartridge + BIOS, and the scripting API (console.md §3).
+
+The console owns the bus. It keeps the P1/P2 latches, decodes MOVX by P1 (§3.2, including the
+read-from-RAM / write-to-VDC copy mode), holds the 128-byte external RAM, answers the keyboard
+(P2 + the 74148 priority encoder) and the joysticks (`INS A,BUS`), and reports every MOVX access and,
+on request, every cartridge fetch as a `BusAccess` to the listeners.
+
+    console = Console(load_cartridge(image), region="ntsc")
+    console.run_frames(60)
+    console.set_key("A", True)
+    snapshot = console.state()
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.machine.bios import Bios, boot_bios, check_bios
+from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
+from hilbridge.machine.cartridge import PROGRAM_START, Cartridge
+from hilbridge.machine.cpu import Cpu
+from hilbridge.machine.timing import REGIONS, Region
+
+# Port 1 bits (console.md §3.1)
+P1_BANK = 0x03  # P10, P11: cartridge bank
+P1_KEYBOARD_DISABLE = 0x04  # P12: /enable of the keyboard/joystick decoder
+P1_VDC_DISABLE = 0x08  # P13: VDC /CS
+P1_RAM_DISABLE = 0x10  # P14: external RAM /CS
+P1_EXTERNAL_DISABLE = 0x40  # P16: /enable of external RD/WR
+P1_LUM = 0x80  # P17: 0 = bright picture
+P2_ROW_SELECT = 0x07  # P20-P22: keyboard row / joystick select
+EXTERNAL_RAM_SIZE = 128
+
+JOYSTICK_BITS = {"up": 0x01, "right": 0x02, "down": 0x04, "left": 0x08, "fire": 0x10}
+
+BusListener = Callable[[BusAccess], None]
+
+
+def _load_keyboard() -> dict[str, tuple[int, int]]:
+    text = resources.files(__package__).joinpath("keyboard.tsv").read_text(encoding="utf-8")
+    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+    return {key: (int(row), int(bit)) for row, bit, key in rows[1:]}
+
+
+KEYBOARD: dict[str, tuple[int, int]] = _load_keyboard()
+"""Key name → (row, bit) in the keyboard matrix."""
+
+
+def _default_vdc(region: Region) -> Any:
+    from hilbridge.machine.vdc import Vdc
+
+    return Vdc(region)
+
+
+class Console:
+    """An Odyssey² (NTSC) or Videopac G7000 (PAL) with one cartridge, cycle-exact to MAME 0.251."""
+
+    def __init__(
+        self,
+        cart: Cartridge,
+        bios: Bios | bytes | None = None,
+        region: str | Region = "ntsc",
+        *,
+        vdc: Any = None,
+    ) -> None:
+        if isinstance(region, str):
+            if region not in REGIONS:
+                raise HilbridgeError(f"unknown region {region!r} (choose {', '.join(REGIONS)})")
+            region = REGIONS[region]
+        self.region: Region = region
+        if bios is None:
+            bios = boot_bios()
+        elif isinstance(bios, bytes | bytearray):
+            bios = check_bios(bytes(bios))
+        self.bios: Bios = bios
+        self.cart = cart
+        self.vdc = vdc if vdc is not None else _default_vdc(region)
+        self.prog = bytearray(0x1000)
+        self.prog[:PROGRAM_START] = bios.image
+        self.ram = bytearray(EXTERNAL_RAM_SIZE)
+        self.keys = [0] * 8  # pressed keys per keyboard row, bit set = down
+        self.joysticks = [0, 0]  # per select line 0/1, bit set = pressed
+        self.frame = 0
+        self._listeners: list[BusListener] = []
+        self._fetch_listeners: list[BusListener] = []
+        self._view: bytes | None = None
+        self.p1 = 0xFF
+        self.p2 = 0xFF
+        self.bus = 0xFF
+        self.cpu = Cpu(self, self.prog)
+        self._refresh_program()
+
+    # -- the board interface the CPU calls --------------------------------------------------------
+    def movx_read(self, address: int, cycle: int) -> int:
+        p1 = self.p1
+        value = self.cart.read(address, p1, self.p2)
+        if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
+            value &= self.ram[address]
+        if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            value &= self.vdc.read(address, cycle)
+        if self._listeners:
+            self._notify(BusAccess(cycle, READ, address, value, p1))
+        return value
+
+    def movx_write(self, address: int, value: int, cycle: int) -> None:
+        p1 = self.p1
+        if not p1 & P1_EXTERNAL_DISABLE:
+            self.cart.write(address, value, p1, self.p2)
+            if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
+                self.ram[address] = value
+            self._refresh_program()
+        if not p1 & P1_VDC_DISABLE:
+            self.vdc.write(address, value, cycle)
+        if self._listeners:
+            self._notify(BusAccess(cycle, WRITE, address, value, p1))
+
+    def port_write(self, port: int, value: int, cycle: int) -> None:
+        if port == 1:
+            changed = self.p1 ^ value
+            self.p1 = value
+            if changed & P1_LUM:
+                self.vdc.set_lum(not value & P1_LUM, cycle)
+            if changed:
+                self._refresh_program()
+        else:
+            self.p2 = value
+
+    def port_read(self, port: int, cycle: int) -> int:
+        if port == 2 and not self.p1 & P1_KEYBOARD_DISABLE:
+            pressed = self.keys[self.p2 & P2_ROW_SELECT]
+            if pressed:
+                # 74148: P24 = 0 (a key is down), P25-P27 = 7 - number of the highest key down.
+                return ((7 - (pressed.bit_length() - 1)) << 5) | 0x0F
+        return 0xFF
+
+    def bus_read(self, cycle: int) -> int:
+        if not self.p1 & P1_KEYBOARD_DISABLE:
+            select = self.p2 & P2_ROW_SELECT
+            if select < 2:
+                return ~self.joysticks[select] & 0xFF
+        return 0xFF
+
+    def bus_write(self, value: int, cycle: int) -> None:
+        self.bus = value
+
+    def t0(self, cycle: int) -> bool:
+        return False  # cartridge T0 (The Voice, chess module) is not emulated
+
+    def t1(self, cycle: int) -> bool:
+        return self.vdc.t1(cycle)
+
+    def irq(self, cycle: int) -> bool:
+        return self.vdc.irq(cycle)
+
+    def next_event(self, cycle: int) -> int:
+        return self.vdc.next_event(cycle)
+
+    def program_fetch(self, address: int, cycle: int) -> None:
+        if address >= PROGRAM_START and self._fetch_listeners:
+            access = BusAccess(cycle, FETCH, address, self.prog[address], self.p1)
+            for listener in self._fetch_listeners:
+                listener(access)
+
+    def _refresh_program(self) -> None:
+        view = self.cart.program_view(self.p1)
+        if view is not self._view:
+            self._view = view
+            self.prog[PROGRAM_START:] = view
+
+    def _notify(self, access: BusAccess) -> None:
+        for listener in self._listeners:
+            listener(access)
+
+    # -- bus listeners ----------------------------------------------------------------------------
+    def add_bus_listener(self, listener: BusListener, *, fetches: bool = False) -> None:
+        """Call `listener` with every MOVX access (and, with `fetches`, every cartridge fetch)."""
+        self._listeners.append(listener)
+        if fetches:
+            self._fetch_listeners.append(listener)
+            self.cpu.trace_fetches = True
+
+    def remove_bus_listener(self, listener: BusListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+        if listener in self._fetch_listeners:
+            self._fetch_listeners.remove(listener)
+        self.cpu.trace_fetches = bool(self._fetch_listeners)
+
+    # -- running ----------------------------------------------------------------------------------
+    @property
+    def cycle(self) -> int:
+        return self.cpu.cycle
+
+    def step(self) -> None:
+        """Execute one instruction (after taking a pending interrupt, as MAME does)."""
+        self.cpu.step()
+        self._advance_frames()
+
+    def run_cycles(self, cycles: int) -> None:
+        """Run whole instructions until at least `cycles` more machine cycles have passed."""
+        target = self.cpu.cycle + cycles
+        while self.cpu.cycle < target:
+            self.cpu.run_until(min(target, self.region.frame_end_cycle(self.frame)))
+            self._advance_frames()
+
+    def run_frames(self, frames: int = 1) -> None:
+        """Run to the end of the next `frames` frames (MAME's frame end: raster at line 243, hpos 0)."""
+        last = self.frame + frames
+        while self.frame < last:
+            self.cpu.run_until(self.region.frame_end_cycle(self.frame))
+            self._advance_frames()
+
+    def _advance_frames(self) -> None:
+        cycle = self.cpu.cycle
+        while cycle >= self.region.frame_end_cycle(self.frame):
+            self.vdc.run_to(self.region.frame_end_cycle(self.frame))
+            self.frame += 1
+
+    # -- input ------------------------------------------------------------------------------------
+    def set_key(self, key: str, pressed: bool) -> None:
+        """Press or release a keyboard key by its name in `keyboard.tsv` (e.g. "A", "ENTER", "0")."""
+        name = key.upper()
+        if name not in KEYBOARD:
+            raise HilbridgeError(f"unknown key {key!r}", hint="keys: " + " ".join(KEYBOARD))
+        row, bit = KEYBOARD[name]
+        if pressed:
+            self.keys[row] |= 1 << bit
+        else:
+            self.keys[row] &= ~(1 << bit)
+
+    def set_joystick(self, select: int, **directions: bool) -> None:
+        """Set joystick `select` (0 or 1, the P20-P22 value that reads it): up/down/left/right/fire."""
+        if select not in (0, 1):
+            raise HilbridgeError(f"joystick select must be 0 or 1, not {select}")
+        for name, pressed in directions.items():
+            if name not in JOYSTICK_BITS:
+                raise HilbridgeError(f"unknown joystick input {name!r}", hint=", ".join(JOYSTICK_BITS))
+            if pressed:
+                self.joysticks[select] |= JOYSTICK_BITS[name]
+            else:
+                self.joysticks[select] &= ~JOYSTICK_BITS[name]
+
+    # -- save states ------------------------------------------------------------------------------
+    def state(self) -> bytes:
+        from hilbridge.machine.state import encode_state
+
+        return encode_state(self._state_fields())
+
+    def load_state(self, data: bytes) -> None:
+        from hilbridge.machine.state import decode_state
+
+        fields = decode_state(data)
+        if fields["cart_sha1"] != self._cart_sha1():
+            raise HilbridgeError("the save state belongs to a different cartridge")
+        if fields["region"] != self.region.name:
+            raise HilbridgeError(f"the save state is for region {fields['region']}, not {self.region.name}")
+        self.cpu.load_state(fields["cpu"])
+        self.ram[:] = fields["external_ram"]
+        self.p1 = fields["p1"]
+        self.p2 = fields["p2"]
+        self.bus = fields["bus"]
+        self.keys = list(fields["keys"])
+        self.joysticks = list(fields["joysticks"])
+        self.frame = fields["frame"]
+        self.cart.load_state(fields["cart"])
+        self.vdc.load_state(fields["vdc"])
+        self._view = None
+        self._refresh_program()
+
+    def _cart_sha1(self) -> str:
+        return hashlib.sha1(self.cart.image).hexdigest()
+
+    def _state_fields(self) -> dict[str, Any]:
+        return {
+            "cart_sha1": self._cart_sha1(),
+            "region": self.region.name,
+            "cpu": self.cpu.state(),
+            "external_ram": bytes(self.ram),
+            "p1": self.p1,
+            "p2": self.p2,
+            "bus": self.bus,
+            "keys": list(self.keys),
+            "joysticks": list(self.joysticks),
+            "frame": self.frame,
+            "cart": self.cart.state(),
+            "vdc": self.vdc.state(),
+        }

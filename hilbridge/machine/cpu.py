@@ -1,0 +1,574 @@
+"""The Intel 8048 core: all 256 opcodes, cycle-exact as MAME 0.251 runs them (console.md §2).
+
+Speed comes from pre-decoding: `SEMANTICS` below says, per instruction form, what an opcode does;
+at start-up one Python function per opcode is generated from it and the `hilbridge.mcs48` table
+(lengths and cycle counts come only from that table). A handler takes the address after its opcode
+byte and the cycle at the *end* of the instruction (MAME burns the cycles before the I/O) and returns
+the next PC. The fast loop runs handlers back to back while nothing can happen; everything that
+needs care (interrupt entry, timer overflow, counter mode, the JNI hack, bus tracing) goes through
+`step()`, which is the reference semantics the fast loop must equal.
+
+The CPU knows nothing about the console: it talks to a *board* object with these methods, all
+stamped with the machine cycle at which the access happens:
+
+    movx_read(address, cycle) -> int        movx_write(address, value, cycle)
+    port_write(port, value, cycle)          port_read(port, cycle) -> int      (pins, port 1 or 2)
+    bus_read(cycle) -> int                  bus_write(value, cycle)
+    t0(cycle) -> bool   t1(cycle) -> bool   irq(cycle) -> bool  (the /INT line, level)
+    next_event(cycle) -> int    first cycle > cycle at which t1()/irq() can change by itself
+    program_fetch(address, cycle)           only called while fetch tracing is on
+
+Program memory is one 4 KB bytearray, `prog`, that the board keeps up to date (BIOS + the current
+cartridge bank); reads never go through a call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from hilbridge.mcs48 import INSTRUCTIONS, Instruction
+
+C_FLAG = 0x80
+AC_FLAG = 0x40
+F0_FLAG = 0x20
+BS_FLAG = 0x10
+TIMER_PRESCALE = 32
+NEVER = 1 << 62
+
+TIMER_STOPPED, TIMER_RUNNING, COUNTER_RUNNING = 0, 1, 2
+
+
+class Board(Protocol):
+    def movx_read(self, address: int, cycle: int) -> int: ...
+    def movx_write(self, address: int, value: int, cycle: int) -> None: ...
+    def port_write(self, port: int, value: int, cycle: int) -> None: ...
+    def port_read(self, port: int, cycle: int) -> int: ...
+    def bus_read(self, cycle: int) -> int: ...
+    def bus_write(self, value: int, cycle: int) -> None: ...
+    def t0(self, cycle: int) -> bool: ...
+    def t1(self, cycle: int) -> bool: ...
+    def irq(self, cycle: int) -> bool: ...
+    def next_event(self, cycle: int) -> int: ...
+    def program_fetch(self, address: int, cycle: int) -> None: ...
+
+
+# -- per-form semantics ---------------------------------------------------------------------------
+# Python statements in the body of `def handler(pc, cyc)`. Names available: P (program memory),
+# M (64-byte internal RAM), C (the Cpu), B (the board). `pc` is the address after the opcode byte.
+# Placeholders: {n} register number, {i} indirect register, {b} bit, {p} expander port, {page}
+# (addr11 bits 8-10 from the opcode). Macros: ARG fetches an operand byte into `arg`;
+# REG is the register's RAM index; IND the indirect target; NEXT returns the PC after the operand.
+ARG = "arg = P[pc]"
+NEXT = "return (pc & 0x800) | ((pc + 1) & 0x7FF)"
+REG = "(C.rb | {n})"
+IND = "(M[C.rb | {i}] & 0x3F)"
+
+
+def _add(src: str, carry: bool) -> str:
+    carry_in = " + (C.psw >> 7)" if carry else ""
+    return (
+        f"d = {src}\na = C.a\nt = a + d{carry_in}\n"
+        f"C.psw = (C.psw & 0x3F) | ((t >> 1) & 0x80) | ((((a & 15) + (d & 15){carry_in}) << 2) & 0x40)\n"
+        "C.a = t & 0xFF"
+    )
+
+
+def _jcc(condition: str) -> str:
+    return f"{ARG}\nif {condition}:\n    return (pc & 0xF00) | arg\n{NEXT}"
+
+
+SOURCES = {"Rn": f"M[{REG}]", "@Ri": f"M[{IND}]", "#imm8": "arg"}
+
+
+def _alu(form_op: str, operand: str) -> str:
+    src = SOURCES[operand]
+    pre = f"{ARG}\n" if operand == "#imm8" else ""
+    post = f"\n{NEXT}" if operand == "#imm8" else "\nreturn pc"
+    if form_op == "ADD":
+        return pre + _add(src, False) + post
+    if form_op == "ADDC":
+        return pre + _add(src, True) + post
+    symbol = {"ANL": "&", "ORL": "|", "XRL": "^"}[form_op]
+    return f"{pre}C.a {symbol}= {src}{post}"
+
+
+SEMANTICS: dict[str, str] = {
+    "NOP": "return pc",
+    "(undefined)": "return pc",  # MAME: a 1-cycle no-op (silicon undocumented)
+    "ENT0 CLK": "return pc",  # T0 clock output: not connected on the console
+    "CLR A": "C.a = 0\nreturn pc",
+    "CPL A": "C.a ^= 0xFF\nreturn pc",
+    "INC A": "C.a = (C.a + 1) & 0xFF\nreturn pc",
+    "DEC A": "C.a = (C.a - 1) & 0xFF\nreturn pc",
+    "SWAP A": "a = C.a\nC.a = ((a << 4) | (a >> 4)) & 0xFF\nreturn pc",
+    "RL A": "a = C.a\nC.a = ((a << 1) | (a >> 7)) & 0xFF\nreturn pc",
+    "RR A": "a = C.a\nC.a = ((a >> 1) | (a << 7)) & 0xFF\nreturn pc",
+    "RLC A": (
+        "a = C.a\nC.a = ((a << 1) | (C.psw >> 7)) & 0xFF\nC.psw = (C.psw & 0x7F) | (a & 0x80)\nreturn pc"
+    ),
+    "RRC A": (
+        "a = C.a\nC.a = (a >> 1) | (C.psw & 0x80)\nC.psw = (C.psw & 0x7F) | ((a << 7) & 0x80)\nreturn pc"
+    ),
+    # DA A as MAME 0.251 runs it (console.md §2.3): +06h may set C on a carry out, never clears it.
+    "DA A": (
+        "a = C.a\npsw = C.psw\n"
+        "if (a & 0x0F) > 9 or psw & 0x40:\n    if a > 0xF9:\n        psw |= 0x80\n    a = (a + 6) & 0xFF\n"
+        "if (a & 0xF0) > 0x90 or psw & 0x80:\n    a = (a + 0x60) & 0xFF\n    psw |= 0x80\n"
+        "C.a = a\nC.psw = psw\nreturn pc"
+    ),
+    "CLR C": "C.psw &= 0x7F\nreturn pc",
+    "CPL C": "C.psw ^= 0x80\nreturn pc",
+    "CLR F0": "C.psw &= 0xDF\nreturn pc",
+    "CPL F0": "C.psw ^= 0x20\nreturn pc",
+    "CLR F1": "C.f1 = 0\nreturn pc",
+    "CPL F1": "C.f1 ^= 1\nreturn pc",
+    "MOV A,Rn": f"C.a = M[{REG}]\nreturn pc",
+    "MOV A,@Ri": f"C.a = M[{IND}]\nreturn pc",
+    "MOV A,#imm8": f"C.a = P[pc]\n{NEXT}",
+    "MOV Rn,A": f"M[{REG}] = C.a\nreturn pc",
+    "MOV @Ri,A": f"M[{IND}] = C.a\nreturn pc",
+    "MOV Rn,#imm8": f"M[{REG}] = P[pc]\n{NEXT}",
+    "MOV @Ri,#imm8": f"M[{IND}] = P[pc]\n{NEXT}",
+    # PSW bit 3 reads as 1 and is not stored (console.md §2.2).
+    "MOV A,PSW": "C.a = C.psw | 0x08\nreturn pc",
+    "MOV PSW,A": "C.psw = C.a & 0xF7\nC.rb = 24 if C.psw & 0x10 else 0\nreturn pc",
+    "XCH A,Rn": f"r = {REG}\nC.a, M[r] = M[r], C.a\nreturn pc",
+    "XCH A,@Ri": f"r = {IND}\nC.a, M[r] = M[r], C.a\nreturn pc",
+    "XCHD A,@Ri": (
+        f"r = {IND}\nold = M[r]\na = C.a\nM[r] = (old & 0xF0) | (a & 0x0F)\nC.a = (a & 0xF0) | (old & 0x0F)\n"
+        "return pc"
+    ),
+    "INC Rn": f"r = {REG}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
+    "INC @Ri": f"r = {IND}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
+    "DEC Rn": f"r = {REG}\nM[r] = (M[r] - 1) & 0xFF\nreturn pc",
+    "DJNZ Rn,addr8": (
+        f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n{ARG}\nif v:\n    return (pc & 0xF00) | arg\n{NEXT}"
+    ),
+    "JMP addr11": f"{ARG}\nreturn {{page}} | arg | C.jump_a11",
+    "CALL addr11": (
+        f"{ARG}\nret = (pc & 0x800) | ((pc + 1) & 0x7FF)\npsw = C.psw\nsp = psw & 7\n"
+        "M[8 + 2 * sp] = ret & 0xFF\nM[9 + 2 * sp] = (ret >> 8) | (psw & 0xF0)\n"
+        "C.psw = (psw & 0xF0) | ((sp + 1) & 7)\nreturn {page} | arg | C.jump_a11"
+    ),
+    "RET": (
+        "sp = (C.psw - 1) & 7\nC.psw = (C.psw & 0xF0) | sp\n"
+        "return (M[8 + 2 * sp] | (M[9 + 2 * sp] << 8)) & 0xFFF"
+    ),
+    "RETR": (
+        "sp = (C.psw - 1) & 7\nhigh = M[9 + 2 * sp]\nC.psw = (high & 0xF0) | sp\n"
+        "C.rb = 24 if high & 0x10 else 0\nC.irq_in_progress = False\nC.jump_a11 = C.a11\nC.stop = 0\n"
+        "return (M[8 + 2 * sp] | (high << 8)) & 0xFFF"
+    ),
+    "JMPP @A": "return (pc & 0xF00) | P[(pc & 0xF00) | C.a]",
+    "MOVP A,@A": "C.a = P[(pc & 0xF00) | C.a]\nreturn pc",
+    "MOVP3 A,@A": "C.a = P[0x300 | C.a]\nreturn pc",
+    "JC addr8": _jcc("C.psw & 0x80"),
+    "JNC addr8": _jcc("not C.psw & 0x80"),
+    "JZ addr8": _jcc("not C.a"),
+    "JNZ addr8": _jcc("C.a"),
+    "JF0 addr8": _jcc("C.psw & 0x20"),
+    "JF1 addr8": _jcc("C.f1"),
+    "JBb addr8": _jcc("C.a & (1 << {b})"),
+    "JT0 addr8": _jcc("B.t0(cyc)"),
+    "JNT0 addr8": _jcc("not B.t0(cyc)"),
+    "JT1 addr8": _jcc("B.t1(cyc)"),
+    "JNT1 addr8": _jcc("not B.t1(cyc)"),
+    # JTF reads and clears the timer flag; JNI samples the /INT level and, when it falls through,
+    # arms MAME's JNI hack for the next interrupt check (handled in Cpu.step).
+    "JTF addr8": (
+        f"{ARG}\nflag = C.timer_flag\nC.timer_flag = False\nif flag:\n    return (pc & 0xF00) | arg\n{NEXT}"
+    ),
+    "JNI addr8": (
+        f"{ARG}\nif B.irq(cyc):\n    return (pc & 0xF00) | arg\nC.irq_polled = pc\nC.stop = 0\n{NEXT}"
+    ),
+    "SEL RB0": "C.psw &= 0xEF\nC.rb = 0\nreturn pc",
+    "SEL RB1": "C.psw |= 0x10\nC.rb = 24\nreturn pc",
+    "SEL MB0": "C.a11 = 0\nC.jump_a11 = 0\nreturn pc",
+    "SEL MB1": "C.a11 = 0x800\nC.jump_a11 = 0 if C.irq_in_progress else 0x800\nreturn pc",
+    "EN I": "C.xirq_enabled = True\nC.stop = 0\nreturn pc",
+    "DIS I": "C.xirq_enabled = False\nreturn pc",
+    "EN TCNTI": "C.tirq_enabled = True\nC.stop = 0\nreturn pc",
+    "DIS TCNTI": "C.tirq_enabled = False\nC.timer_overflow = False\nreturn pc",
+    "MOV A,T": "C.a = C.timer_value(cyc)\nreturn pc",
+    "MOV T,A": "C.set_timer(C.a, cyc)\nreturn pc",
+    "STRT T": "C.start_timer(cyc)\nreturn pc",
+    "STRT CNT": "C.start_counter(cyc)\nreturn pc",
+    "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
+    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.stop = 0\nreturn pc",
+    "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nC.stop = 0\nreturn pc",
+    "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
+    "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",
+    "ANL BUS,#imm8": f"{ARG}\nC.bus = B.bus_read(cyc) & arg\nB.bus_write(C.bus, cyc)\n{NEXT}",
+    "ORL BUS,#imm8": f"{ARG}\nC.bus = B.bus_read(cyc) | arg\nB.bus_write(C.bus, cyc)\n{NEXT}",
+    "IN A,P1": "C.a = B.port_read(1, cyc) & C.p1\nreturn pc",
+    "IN A,P2": "C.a = B.port_read(2, cyc) & C.p2\nreturn pc",
+    "OUTL P1,A": "C.p1 = C.a\nB.port_write(1, C.p1, cyc)\nreturn pc",
+    "OUTL P2,A": "C.p2 = C.a\nB.port_write(2, C.p2, cyc)\nreturn pc",
+    "ANL P1,#imm8": f"C.p1 &= P[pc]\nB.port_write(1, C.p1, cyc)\n{NEXT}",
+    "ORL P1,#imm8": f"C.p1 |= P[pc]\nB.port_write(1, C.p1, cyc)\n{NEXT}",
+    "ANL P2,#imm8": f"C.p2 &= P[pc]\nB.port_write(2, C.p2, cyc)\n{NEXT}",
+    "ORL P2,#imm8": f"C.p2 |= P[pc]\nB.port_write(2, C.p2, cyc)\n{NEXT}",
+    # 8243 expander protocol on P20-P23 (nothing answers on an Odyssey²; MAME does the same port
+    # traffic). Operation codes: read 0, write 1, or 2, and 3.
+    "MOVD A,Pp": "C.expander(0, {p}, cyc)\nreturn pc",
+    "MOVD Pp,A": "C.expander(1, {p}, cyc)\nreturn pc",
+    "ORLD Pp,A": "C.expander(2, {p}, cyc)\nreturn pc",
+    "ANLD Pp,A": "C.expander(3, {p}, cyc)\nreturn pc",
+}
+for _operation in ("ADD", "ADDC", "ANL", "ORL", "XRL"):
+    for _operand in ("Rn", "@Ri", "#imm8"):
+        SEMANTICS[f"{_operation} A,{_operand}"] = _alu(_operation, _operand)
+
+
+def form_of(instruction: Instruction) -> tuple[str, dict[str, int]]:
+    """The SEMANTICS key of an opcode and the numbers its placeholders take."""
+    values: dict[str, int] = {"page": (instruction.opcode >> 5) << 8}
+    mnemonic = instruction.mnemonic
+    if mnemonic.startswith("JB") and mnemonic[2:].isdigit():
+        values["b"] = int(mnemonic[2:])
+        mnemonic = "JBb"
+    operands = []
+    for operand in instruction.operands:
+        if len(operand) == 2 and operand[0] == "R" and operand[1].isdigit():
+            values["n"] = int(operand[1])
+            operand = "Rn"
+        elif operand in ("@R0", "@R1"):
+            values["i"] = int(operand[2])
+            operand = "@Ri"
+        elif mnemonic in ("MOVD", "ANLD", "ORLD") and operand in ("P4", "P5", "P6", "P7"):
+            values["p"] = int(operand[1])
+            operand = "Pp"
+        operands.append(operand)
+    key = mnemonic if not operands else f"{mnemonic} {','.join(operands)}"
+    return key, values
+
+
+def _expand(template: str, values: dict[str, int]) -> str:
+    text = template
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+def handler_source(opcode: int) -> str:
+    instruction = INSTRUCTIONS[opcode]
+    key, values = form_of(instruction)
+    body = _expand(SEMANTICS[key], values)
+    lines = "\n".join("    " + line for line in body.splitlines())
+    return f"def op_{opcode:02X}(pc, cyc):\n{lines}\n"
+
+
+CYCLES: tuple[int, ...] = tuple(instruction.cycles for instruction in INSTRUCTIONS)
+LENGTHS: tuple[int, ...] = tuple(instruction.length for instruction in INSTRUCTIONS)
+_SOURCE = "\n".join(handler_source(opcode) for opcode in range(256))
+_CODE = compile(_SOURCE, "<hilbridge 8048 handlers>", "exec")
+
+
+class Cpu:
+    """8048 state plus the generated handlers bound to this instance's memories and board."""
+
+    __slots__ = (
+        "a",
+        "a11",
+        "board",
+        "bus",
+        "cycle",
+        "f1",
+        "handlers",
+        "irq_in_progress",
+        "irq_polled",
+        "jump_a11",
+        "p1",
+        "p2",
+        "pc",
+        "prev_pc",
+        "prog",
+        "psw",
+        "ram",
+        "rb",
+        "stop",
+        "t1_history",
+        "timer_base",
+        "timer_event",
+        "timer_flag",
+        "timer_mode",
+        "timer_overflow",
+        "timer_prescaler",
+        "timer_start_value",
+        "tirq_enabled",
+        "trace_fetches",
+        "xirq_enabled",
+    )
+
+    def __init__(self, board: Board, prog: bytearray) -> None:
+        self.board = board
+        self.prog = prog
+        self.ram = bytearray(64)
+        namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
+        exec(_CODE, namespace)
+        self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
+        self.trace_fetches = False
+        self.cycle = 0
+        self.a = 0
+        self.psw = 0
+        self.reset()
+
+    # -- reset and state --------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Reset as MAME does: PC 0, ports FFh, interrupts and timer off, A11 = 0; C/AC survive."""
+        self.pc = 0
+        self.prev_pc = 0
+        self.psw &= C_FLAG | AC_FLAG
+        self.rb = 0
+        self.a11 = 0
+        self.jump_a11 = 0
+        self.bus = 0xFF
+        self.p1 = 0xFF
+        self.p2 = 0xFF
+        self.f1 = 0
+        self.xirq_enabled = False
+        self.tirq_enabled = False
+        self.irq_in_progress = False
+        self.irq_polled = -1
+        self.timer_overflow = False
+        self.timer_flag = False
+        self.timer_mode = TIMER_STOPPED
+        self.timer_start_value = 0
+        self.timer_prescaler = 0
+        self.timer_base = self.cycle
+        self.timer_event = NEVER
+        self.t1_history = 0
+        self.stop = 0
+        self.board.bus_write(0xFF, self.cycle)
+        self.board.port_write(1, 0xFF, self.cycle)
+        self.board.port_write(2, 0xFF, self.cycle)
+
+    STATE_FIELDS = (
+        "a",
+        "a11",
+        "bus",
+        "cycle",
+        "f1",
+        "irq_in_progress",
+        "irq_polled",
+        "jump_a11",
+        "p1",
+        "p2",
+        "pc",
+        "prev_pc",
+        "psw",
+        "rb",
+        "t1_history",
+        "timer_base",
+        "timer_flag",
+        "timer_mode",
+        "timer_overflow",
+        "timer_prescaler",
+        "timer_start_value",
+        "tirq_enabled",
+        "xirq_enabled",
+    )
+
+    def state(self) -> dict[str, object]:
+        fields: dict[str, object] = {name: int(getattr(self, name)) for name in self.STATE_FIELDS}
+        fields["ram"] = bytes(self.ram)
+        return fields
+
+    def load_state(self, state: dict[str, object]) -> None:
+        for name in self.STATE_FIELDS:
+            value = int(state[name])  # type: ignore[call-overload]
+            current = getattr(self, name)
+            setattr(self, name, bool(value) if isinstance(current, bool) else value)
+        self.ram[:] = state["ram"]  # type: ignore[index]
+        self._update_timer_event()
+        self.stop = 0
+
+    # -- registers for tests and debuggers --------------------------------------------------------
+    def register(self, number: int) -> int:
+        return self.ram[self.rb + number]
+
+    def set_register(self, number: int, value: int) -> None:
+        self.ram[self.rb + number] = value & 0xFF
+
+    # -- timer/counter (lazy: the value is computed from the cycle, overflow is an event) ----------
+    def timer_value(self, cycle: int) -> int:
+        if self.timer_mode == TIMER_RUNNING:
+            ticks = (self.timer_prescaler + cycle - self.timer_base) >> 5
+            return (self.timer_start_value + ticks) & 0xFF
+        return self.timer_start_value
+
+    def _settle_timer(self, cycle: int) -> None:
+        """Fold the time since `timer_base` into the value and the prescaler."""
+        if self.timer_mode == TIMER_RUNNING:
+            total = self.timer_prescaler + cycle - self.timer_base
+            self.timer_start_value = (self.timer_start_value + (total >> 5)) & 0xFF
+            self.timer_prescaler = total & 31
+        self.timer_base = cycle
+
+    def _update_timer_event(self) -> None:
+        if self.timer_mode == TIMER_RUNNING:
+            remaining = (256 - self.timer_start_value) * TIMER_PRESCALE - self.timer_prescaler
+            self.timer_event = self.timer_base + remaining
+        else:
+            self.timer_event = NEVER
+
+    def set_timer(self, value: int, cycle: int) -> None:
+        self._settle_timer(cycle)
+        self.timer_start_value = value & 0xFF
+        self._update_timer_event()
+        self.stop = 0
+
+    def start_timer(self, cycle: int) -> None:
+        self._settle_timer(cycle)
+        self.timer_mode = TIMER_RUNNING
+        self.timer_prescaler = 0
+        self._update_timer_event()
+        self.stop = 0
+
+    def start_counter(self, cycle: int) -> None:
+        self._settle_timer(cycle)
+        if self.timer_mode != COUNTER_RUNNING:
+            self.t1_history = 1 if self.board.t1(cycle) else 0
+        self.timer_mode = COUNTER_RUNNING
+        self._update_timer_event()
+        self.stop = 0
+
+    def stop_timer(self, cycle: int) -> None:
+        self._settle_timer(cycle)
+        self.timer_mode = TIMER_STOPPED
+        self._update_timer_event()
+        self.stop = 0
+
+    def _overflowed(self) -> None:
+        self.timer_flag = True
+        # An overflow with the timer interrupt disabled is not remembered (MAME; Intel manual).
+        if self.tirq_enabled:
+            self.timer_overflow = True
+
+    def _burn(self, start: int, count: int) -> int:
+        """Advance timer or counter over `count` cycles from `start` (MAME burn_cycles); new cycle."""
+        end = start + count
+        mode = self.timer_mode
+        if mode == TIMER_RUNNING:
+            if end >= self.timer_event:
+                self._settle_timer(end)
+                self._overflowed()
+                self._update_timer_event()
+        elif mode == COUNTER_RUNNING:
+            t1 = self.board.t1
+            history = self.t1_history
+            for cycle in range(start, end):
+                history = ((history << 1) | (1 if t1(cycle) else 0)) & 3
+                if history == 2:
+                    self.timer_start_value = (self.timer_start_value + 1) & 0xFF
+                    if self.timer_start_value == 0:
+                        self._overflowed()
+            self.t1_history = history
+        return end
+
+    def expander(self, operation: int, port: int, cycle: int) -> None:
+        board = self.board
+        self.p2 = (self.p2 & 0xF0) | (operation << 2) | (port & 3)
+        board.port_write(2, self.p2, cycle)
+        if operation:
+            self.p2 = (self.p2 & 0xF0) | (self.a & 0x0F)
+            board.port_write(2, self.p2, cycle)
+        else:
+            self.p2 |= 0x0F
+            board.port_write(2, self.p2, cycle)
+            self.a = board.port_read(2, cycle) & 0x0F
+
+    # -- execution --------------------------------------------------------------------------------
+    def _interrupt_pending(self, cycle: int) -> bool:
+        if self.irq_in_progress:
+            return False
+        if self.xirq_enabled and self.board.irq(cycle):
+            return True
+        return self.tirq_enabled and self.timer_overflow
+
+    def _refresh_stop(self) -> None:
+        """The first end-of-instruction cycle the fast loop must not reach without `step()`."""
+        cycle = self.cycle
+        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches or self._interrupt_pending(cycle):
+            self.stop = cycle
+        else:
+            self.stop = min(self.timer_event, self.board.next_event(cycle))
+
+    def _take_interrupts(self) -> None:
+        """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
+        if self.irq_in_progress:
+            return
+        cycle = self.cycle
+        external = self.xirq_enabled and self.board.irq(cycle)
+        if not external and not (self.tirq_enabled and self.timer_overflow):
+            return
+        self.cycle = self._burn(cycle, 2)
+        self.irq_in_progress = True
+        self.jump_a11 = 0
+        if external:
+            if self.irq_polled >= 0:
+                # MAME's JNI hack: the JNI that just fell through is taken after all.
+                operand = self.irq_polled
+                self.pc = (operand & 0xF00) | self.prog[operand]
+            vector = 0x03
+        else:
+            self.timer_overflow = False
+            vector = 0x07
+        pc = self.pc
+        sp = self.psw & 7
+        self.ram[8 + 2 * sp] = pc & 0xFF
+        self.ram[9 + 2 * sp] = ((pc >> 8) & 0x0F) | (self.psw & 0xF0)
+        self.psw = (self.psw & 0xF0) | ((sp + 1) & 7)
+        self.pc = vector
+
+    def step(self) -> None:
+        """One MAME execute_run iteration: the interrupt check, then one instruction."""
+        self._take_interrupts()
+        self.irq_polled = -1
+        pc = self.pc
+        self.prev_pc = pc
+        prog = self.prog
+        opcode = prog[pc]
+        start = self.cycle
+        if self.trace_fetches:
+            self._trace_fetch(pc, opcode, start)
+        end = self._burn(start, CYCLES[opcode])
+        self.cycle = end
+        self.pc = self.handlers[opcode]((pc & 0x800) | ((pc + 1) & 0x7FF), end)
+        self._refresh_stop()
+
+    def _trace_fetch(self, pc: int, opcode: int, cycle: int) -> None:
+        fetch = self.board.program_fetch
+        fetch(pc, cycle)
+        operand = (pc & 0x800) | ((pc + 1) & 0x7FF)
+        if LENGTHS[opcode] == 2:
+            fetch(operand, cycle)
+        mnemonic = INSTRUCTIONS[opcode].mnemonic
+        if mnemonic in ("MOVP", "JMPP"):
+            fetch((operand & 0xF00) | self.a, cycle)
+        elif mnemonic == "MOVP3":
+            fetch(0x300 | self.a, cycle)
+
+    def run_until(self, target: int) -> None:
+        """Execute whole instructions while the cycle counter is below `target`."""
+        self._refresh_stop()
+        prog = self.prog
+        handlers = self.handlers
+        cycles = CYCLES
+        pc = self.pc
+        cycle = self.cycle
+        while cycle < target:
+            opcode = prog[pc]
+            end = cycle + cycles[opcode]
+            if end >= self.stop:
+                self.pc = pc
+                self.cycle = cycle
+                self.step()
+                pc = self.pc
+                cycle = self.cycle
+                continue
+            pc = handlers[opcode]((pc & 0x800) | ((pc + 1) & 0x7FF), end)
+            cycle = end
+        self.pc = pc
+        self.cycle = cycle

@@ -1,0 +1,104 @@
+"""Test doubles for the emulator-core tests: a scripted VDC and helpers that build tiny cartridges."""
+
+from __future__ import annotations
+
+import bisect
+
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
+
+NEVER = 1 << 62
+
+
+class ScriptedVdc:
+    """The `Vdc` interface with scripted signals: /INT asserted at given cycles until A1 is read,
+    T1 high on a fixed period, a plain register file for everything else."""
+
+    def __init__(self, irq_at: tuple[int, ...] = (), t1_period: int = 23, t1_high: int = 4) -> None:
+        self.irq_at = sorted(irq_at)
+        self.t1_period = t1_period
+        self.t1_high = t1_high
+        self.registers = bytearray(256)
+        self.acknowledged = -1  # cycle of the last A1 read
+        self.writes: list[tuple[int, int, int]] = []
+        self.lum: list[tuple[bool, int]] = []
+        self.run_to_calls: list[int] = []
+
+    def reset(self) -> None:
+        self.acknowledged = -1
+
+    def _last_assert(self, cycle: int) -> int:
+        index = bisect.bisect_right(self.irq_at, cycle)
+        return self.irq_at[index - 1] if index else -1
+
+    def irq(self, cycle: int) -> bool:
+        last = self._last_assert(cycle)
+        return last >= 0 and last > self.acknowledged
+
+    def t1(self, cycle: int) -> bool:
+        if not self.t1_period:
+            return False
+        return cycle % self.t1_period >= self.t1_period - self.t1_high
+
+    def t1_falling_edges(self, start: int, end: int) -> int:
+        return sum(1 for c in range(start + 1, end + 1) if self.t1(c - 1) and not self.t1(c))
+
+    def next_event(self, cycle: int) -> int:
+        candidates = [NEVER]
+        index = bisect.bisect_right(self.irq_at, cycle)
+        if index < len(self.irq_at):
+            candidates.append(self.irq_at[index])
+        if self.t1_period:
+            phase = cycle % self.t1_period
+            rise = self.t1_period - self.t1_high
+            candidates.append(cycle - phase + (rise if phase < rise else self.t1_period))
+        return min(candidates)
+
+    def read(self, address: int, cycle: int) -> int:
+        if address == 0xA1:
+            value = 0x08 if self.irq(cycle) else 0x00
+            self.acknowledged = cycle
+            return value
+        return self.registers[address]
+
+    def write(self, address: int, value: int, cycle: int) -> None:
+        self.registers[address] = value
+        self.writes.append((cycle, address, value))
+
+    def set_lum(self, bright: bool, cycle: int) -> None:
+        self.lum.append((bright, cycle))
+
+    def run_to(self, cycle: int) -> None:
+        self.run_to_calls.append(cycle)
+
+    def state(self) -> dict:
+        return {"registers": bytes(self.registers), "acknowledged": self.acknowledged}
+
+    def load_state(self, state: dict) -> None:
+        self.registers[:] = state["registers"]
+        self.acknowledged = state["acknowledged"]
+
+
+def program_cart(code: bytes, at: int = 0x400, size: int = 2048, fill: int = 0x00):
+    """A cartridge whose CPU address `at` holds `code` (standard mapper, last bank)."""
+    image = bytearray([fill]) * size
+    offset = (at - 0x400) % 0x800 + (size - 0x800)
+    image[offset : offset + len(code)] = code
+    return load_cartridge(bytes(image), "o2_rom")
+
+
+def console_with(code: bytes, *, bios: bytes | None = None, vdc: ScriptedVdc | None = None, **kw) -> Console:
+    """A console running `code` at 0400h on our boot BIOS with a scripted VDC."""
+    return Console(program_cart(code, **kw), bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
+
+
+def bios_with(**entries: bytes) -> bytes:
+    """A 1 KB BIOS image: `reset`, `irq`, `timer` code at 000h, 003h, 007h (default: boot BIOS)."""
+    image = bytearray(1024)
+    image[0:2] = b"\x84\x00"
+    image[3:5] = b"\x84\x02"
+    image[7:9] = b"\x84\x04"
+    for name, at in (("reset", 0), ("irq", 3), ("timer", 7)):
+        if name in entries:
+            image[at : at + len(entries[name])] = entries[name]
+    return bytes(image)
