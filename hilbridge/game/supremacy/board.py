@@ -99,7 +99,13 @@ def parse_cards(text: str) -> dict[str, Card]:
     for row in csv.DictReader(lines, delimiter="\t"):
         territory = None if row["territory"] == "-" else row["territory"]
         cards[row["id"]] = Card(
-            row["id"], row["kind"], row["owner"], row["name"], territory, row["resource"], int(row["units"]),
+            row["id"],
+            row["kind"],
+            row["owner"],
+            row["name"],
+            territory,
+            row["resource"],
+            int(row["units"]),
             row["status"],
         )
     return cards
@@ -143,7 +149,9 @@ def validate(board: Board, source: str = "supremacy board") -> None:
             elif card.owner != "neutral" and zones[card.territory].home_of != card.owner:
                 problems.append(f"card {card.id}: {card.territory} is not a home territory of {card.owner}")
             if card.resource not in RESOURCES or card.units <= 0:
-                problems.append(f"card {card.id}: a company produces a positive number of grain, oil or mineral")
+                problems.append(
+                    f"card {card.id}: a company produces a positive number of grain, oil or mineral"
+                )
     if counts != DECK_COMPOSITION:
         problems.append(f"deck composition {counts} differs from the seed's {DECK_COMPOSITION}")
     for code in board.superpowers:
