@@ -1,0 +1,74 @@
+"""Device names and discovery: what `-d DEVICE` may be, and what `hilbridge devices` lists.
+
+| device name | transport |
+|---|---|
+| `sim`, `sim?cart=F&type=T&faults=...` | the simulated adapter, in this process |
+| `usb`, `usb:SERIAL` | `UsbTransport`: the first adapter (or the one with that serial) by VID:PID |
+| `usb-sim` | `UsbTransport` through pyusb's API with the simulated backend (for trying the USB path) |
+| `/dev/ttyACM0`, `socket://host:port`, `rfc2217://...`, `loop://` | `SerialTransport` (any pyserial URL) |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hilbridge.link.adapter import Adapter
+from hilbridge.link.transport import InProcessTransport, SerialTransport, Transport
+from hilbridge.link.usb import ADAPTER_PID, ADAPTER_VID, UsbTransport, describe, find_adapters
+
+DEFAULT_DEVICE = "sim"
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceEntry:
+    name: str  # what to pass to -d
+    kind: str  # "serial", "usb" or "sim"
+    description: str
+
+
+def open_transport(device: str | None) -> Transport:
+    """The transport a device name stands for (see the module table)."""
+    name = device or DEFAULT_DEVICE
+    if name == "sim" or name.startswith("sim?"):
+        from hilbridge.sim import build_endpoint
+
+        return InProcessTransport(build_endpoint(name.partition("?")[2]), name="sim")
+    if name == "usb-sim":
+        from hilbridge.sim import build_endpoint
+        from hilbridge.sim.usb_backend import SimulatedUsbBackend
+
+        return UsbTransport(backend=SimulatedUsbBackend(build_endpoint()))
+    if name == "usb" or name.startswith("usb:"):
+        return UsbTransport(name.partition(":")[2] or None)
+    return SerialTransport(name)
+
+
+def open_adapter(device: str | None, **link_options: Any) -> Adapter:
+    """Open `device` and shake hands with it; a HilbridgeError explains any failure."""
+    transport = open_transport(device)
+    try:
+        return Adapter(transport, **link_options)
+    except BaseException:
+        transport.close()
+        raise
+
+
+def list_devices() -> list[DeviceEntry]:
+    """Serial ports with the adapter's USB VID:PID, USB adapters (vendor interface), and `sim`."""
+    from serial.tools import list_ports
+
+    entries = []
+    for port in sorted(list_ports.comports(), key=lambda p: p.device):
+        if port.vid == ADAPTER_VID and port.pid == ADAPTER_PID:
+            serial = f" serial {port.serial_number}" if port.serial_number else ""
+            entries.append(DeviceEntry(port.device, "serial", f"hilbridge adapter (USB CDC){serial}"))
+    for device in find_adapters():
+        info = describe(device)
+        where = f"bus {info.bus} address {info.address}"
+        if info.serial is None:
+            entries.append(DeviceEntry("usb", "usb", f"{where}: no access (install the udev rule)"))
+        else:
+            entries.append(DeviceEntry(f"usb:{info.serial}", "usb", f"{where}: {info.product}"))
+    entries.append(DeviceEntry("sim", "sim", "simulated adapter, demo cartridge (no hardware needed)"))
+    return entries

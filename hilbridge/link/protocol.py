@@ -1,0 +1,254 @@
+"""The adapter protocol as data: message and code tables, payload packing, and frames.
+
+`messages.tsv` and `codes.tsv` beside this file are the single source of truth; `docs/protocol.md`
+documents the same tables and the firmware implements them. A frame on the wire is
+
+    COBS( type:u8  seq:u8  payload  crc32:u32le )  0x00
+
+where crc32 is CRC-32 (zlib/IEEE) over type, seq and payload. A command request has type = id, its reply
+type = id | 0x80, an ERROR reply 0xFF; events have type = id and seq 0. Multi-byte fields are little-endian.
+"""
+
+from __future__ import annotations
+
+import csv
+import struct
+import zlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from cobs import cobs
+
+from hilbridge.link.errors import FramingError, ProtocolError
+
+PROTOCOL_VERSION = 1
+REPLY_BIT = 0x80
+DELIMITER = b"\x00"
+MAX_PAYLOAD = 4096
+HEADER_SIZE = 2
+CRC_SIZE = 4
+MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
+# COBS adds one byte per 254 plus one; anything longer between delimiters is garbage.
+MAX_ENCODED_FRAME = MAX_FRAME + MAX_FRAME // 254 + 2
+
+_FIELD_FORMATS = {"B": 1, "H": 2, "I": 4}
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    format: str  # "B", "H", "I" (little-endian unsigned), "*" (rest as bytes), "s" (rest as UTF-8)
+
+    @property
+    def is_tail(self) -> bool:
+        return self.format in ("*", "s")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    name: str
+    id: int
+    kind: str  # "command", "event" or "reply"
+    request: tuple[Field, ...]
+    response: tuple[Field, ...]
+    description: str
+
+    @property
+    def reply_type(self) -> int:
+        return self.id | REPLY_BIT
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    table: str
+    name: str
+    value: int
+    meaning: str
+
+
+def _parse_fields(text: str) -> tuple[Field, ...]:
+    fields = []
+    for item in text.split():
+        name, _, fmt = item.partition(":")
+        if fmt not in _FIELD_FORMATS and fmt not in ("*", "s"):
+            raise ValueError(f"messages.tsv: bad field format {item!r}")
+        fields.append(Field(name, fmt))
+    if any(f.is_tail for f in fields[:-1]):
+        raise ValueError("messages.tsv: a bytes/string field must come last")
+    return tuple(fields)
+
+
+def _read_tsv(name: str) -> list[dict[str, str]]:
+    text = resources.files("hilbridge.link").joinpath(name).read_text(encoding="utf-8")
+    return list(csv.DictReader(text.splitlines(), delimiter="\t"))
+
+
+def _load_messages() -> dict[str, Message]:
+    table = {}
+    for row in _read_tsv("messages.tsv"):
+        message = Message(
+            name=row["name"],
+            id=int(row["id"], 16),
+            kind=row["kind"],
+            request=_parse_fields(row["request"]),
+            response=_parse_fields(row["response"]),
+            description=row["description"],
+        )
+        table[message.name] = message
+    return table
+
+
+def _load_codes() -> list[Code]:
+    return [Code(r["table"], r["name"], int(r["value"]), r["meaning"]) for r in _read_tsv("codes.tsv")]
+
+
+MESSAGES: dict[str, Message] = _load_messages()
+MESSAGES_BY_ID: dict[int, Message] = {m.id: m for m in MESSAGES.values()}
+CODES: list[Code] = _load_codes()
+
+
+def codes(table: str) -> dict[str, int]:
+    """Name → value for one code table: "error", "capability", "strobe", "mapper" or "capture"."""
+    return {c.name: c.value for c in CODES if c.table == table}
+
+
+ERROR_CODES = codes("error")
+ERROR_NAMES = {v: k for k, v in ERROR_CODES.items()}
+MAPPER_IDS = codes("mapper")
+MAPPER_NAMES = {v: k for k, v in MAPPER_IDS.items()}
+STROBES = codes("strobe")
+CAPABILITIES = codes("capability")
+CAPTURE_KINDS = codes("capture")
+ERROR = MESSAGES["ERROR"]
+# One capture record in a CAPTURE_CHUNK: cycle, kind (a CAPTURE_* bit number), address, value, P1.
+CAPTURE_RECORD = struct.Struct("<IBHBB")
+
+
+def pack_fields(fields: tuple[Field, ...], values: dict[str, Any]) -> bytes:
+    """Payload bytes for `values` laid out as `fields`; ValueError when a value is missing or out of range."""
+    out = bytearray()
+    for field in fields:
+        if field.name not in values:
+            raise ValueError(f"missing field {field.name!r}")
+        value = values[field.name]
+        if field.format == "*":
+            out += bytes(value)
+        elif field.format == "s":
+            out += str(value).encode("utf-8")
+        else:
+            out += int(value).to_bytes(_FIELD_FORMATS[field.format], "little")
+    return bytes(out)
+
+
+def unpack_fields(fields: tuple[Field, ...], payload: bytes, what: str) -> dict[str, Any]:
+    """Field values of `payload`; ProtocolError when its length does not match."""
+    values: dict[str, Any] = {}
+    position = 0
+    for field in fields:
+        if field.format == "*":
+            values[field.name] = bytes(payload[position:])
+            return values
+        if field.format == "s":
+            values[field.name] = bytes(payload[position:]).decode("utf-8", errors="replace")
+            return values
+        size = _FIELD_FORMATS[field.format]
+        if position + size > len(payload):
+            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too short")
+        values[field.name] = int.from_bytes(payload[position : position + size], "little")
+        position += size
+    if position != len(payload):
+        raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too long")
+    return values
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    type: int
+    seq: int
+    payload: bytes
+
+
+def encode_frame(frame_type: int, seq: int, payload: bytes = b"") -> bytes:
+    """The wire bytes of one frame, delimiter included."""
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+    body = bytes((frame_type, seq)) + payload
+    return cobs.encode(body + zlib.crc32(body).to_bytes(4, "little")) + DELIMITER
+
+
+def decode_frame(encoded: bytes) -> Frame:
+    """One frame from the bytes between two delimiters; FramingError for anything invalid."""
+    if len(encoded) > MAX_ENCODED_FRAME:
+        raise FramingError(f"frame of {len(encoded)} bytes is longer than any valid frame")
+    try:
+        raw = cobs.decode(encoded)
+    except cobs.DecodeError as error:
+        raise FramingError(f"bad COBS encoding: {error}") from None
+    if len(raw) < HEADER_SIZE + CRC_SIZE:
+        raise FramingError(f"frame of {len(raw)} bytes is too short")
+    body, crc = raw[:-CRC_SIZE], raw[-CRC_SIZE:]
+    if zlib.crc32(body) != int.from_bytes(crc, "little"):
+        raise FramingError("CRC mismatch")
+    return Frame(body[0], body[1], bytes(body[2:]))
+
+
+class FrameDecoder:
+    """Splits a byte stream into frames at 0x00 delimiters, dropping (and counting) invalid ones.
+
+    Garbage, lost bytes and corrupted bytes cost at most the frames they touch: the next delimiter
+    starts a clean frame again.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.good = 0
+        self.bad = 0
+        self.last_error: FramingError | None = None
+
+    def feed(self, data: bytes) -> list[Frame]:
+        self._buffer += data
+        if DELIMITER[0] not in data:
+            if len(self._buffer) > MAX_ENCODED_FRAME:
+                self.bad += 1
+                self.last_error = FramingError("overlong frame discarded")
+                self._buffer.clear()
+            return []
+        *pieces, rest = self._buffer.split(DELIMITER)
+        self._buffer = bytearray(rest)
+        frames = []
+        for piece in pieces:
+            if not piece:
+                continue
+            try:
+                frames.append(decode_frame(bytes(piece)))
+            except FramingError as error:
+                self.bad += 1
+                self.last_error = error
+            else:
+                self.good += 1
+        return frames
+
+
+def message_for_reply(frame: Frame) -> Message:
+    """The message a device → host frame carries (reply or event); ProtocolError if none."""
+    if frame.type == ERROR.reply_type:
+        return ERROR
+    message = MESSAGES_BY_ID.get(frame.type & ~REPLY_BIT)
+    if message is None or (message.kind == "event") == bool(frame.type & REPLY_BIT):
+        raise ProtocolError(f"unknown frame type 0x{frame.type:02X}")
+    return message
+
+
+def parse_device_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
+    """Message and field values of a reply or event frame."""
+    message = message_for_reply(frame)
+    return message, unpack_fields(message.response, frame.payload, message.name)
+
+
+def parse_host_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
+    """Message and field values of a host → device request frame."""
+    message = MESSAGES_BY_ID.get(frame.type)
+    if message is None or message.kind != "command":
+        raise ProtocolError(f"unknown request type 0x{frame.type:02X}")
+    return message, unpack_fields(message.request, frame.payload, message.name)

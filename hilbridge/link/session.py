@@ -1,0 +1,193 @@
+"""Request/response over a transport: sequence numbers, pipelining, retransmission and timeouts.
+
+The host numbers requests 1..255 (0 is for events) and may keep up to `window` of them in flight. The
+adapter answers in order and remembers its recent replies by sequence number, so a retransmitted
+request is answered from that memory, never executed twice. A request is sent again when its reply is
+overdue (adaptive timeout from the measured round trip) or at once when a reply to a later request
+arrives first (the adapter answers in order, so the earlier request or its reply was lost).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from hilbridge.link.errors import DeviceError, LinkTimeout, ProtocolError
+from hilbridge.link.protocol import (
+    ERROR,
+    ERROR_NAMES,
+    MESSAGES,
+    FrameDecoder,
+    Message,
+    encode_frame,
+    pack_fields,
+    parse_device_frame,
+)
+from hilbridge.link.transport import Transport
+
+
+@dataclass(slots=True)
+class LinkStats:
+    requests: int = 0
+    retransmits: int = 0
+    timeouts: int = 0
+    bad_frames: int = 0
+    stray_replies: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+
+@dataclass(slots=True)
+class _Pending:
+    index: int
+    message: Message
+    wire: bytes
+    sent_at: float = 0.0
+    attempts: int = 0
+    transmission: int = 0
+    check: dict[str, Any] = field(default_factory=dict)
+
+
+class Link:
+    """A numbered, retransmitting request channel to one adapter."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout: float = 0.1,
+        min_timeout: float = 0.004,
+        max_timeout: float = 2.0,
+        retries: int = 40,
+        window: int = 16,
+    ):
+        self.transport = transport
+        self.retries = retries
+        self.window = window
+        self.min_timeout = min_timeout
+        self.max_timeout = max_timeout
+        self._timeout = timeout
+        self._srtt: float | None = None
+        self._decoder = FrameDecoder()
+        self._next_seq = 1
+        self._transmissions = 0
+        self.events: deque[tuple[Message, dict[str, Any]]] = deque()
+        self.stats = LinkStats()
+
+    @property
+    def timeout(self) -> float:
+        """Current retransmission timeout in seconds."""
+        return self._timeout
+
+    def request(self, name: str, **values: Any) -> dict[str, Any]:
+        """Send one command and return its reply fields."""
+        return self.transact([(name, values)])[0]
+
+    def transact(
+        self, requests: list[tuple[str, dict[str, Any]]], retries: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Send commands pipelined (up to `window` in flight); replies in request order.
+
+        The adapter executes them in order. An ERROR reply raises DeviceError after the batch drains;
+        a request unanswered after `retries` retransmissions (default: the link's) raises LinkTimeout.
+        """
+        retries = self.retries if retries is None else retries
+        results: list[dict[str, Any] | None] = [None] * len(requests)
+        errors: list[DeviceError] = []
+        pending: dict[int, _Pending] = {}
+        queue = deque(enumerate(requests))
+        while queue or pending:
+            while queue and len(pending) < self.window:
+                index, (name, values) = queue.popleft()
+                message = MESSAGES[name]
+                seq = self._allocate_seq(pending)
+                wire = encode_frame(message.id, seq, pack_fields(message.request, values))
+                pending[seq] = _Pending(index, message, wire)
+                self.stats.requests += 1
+                self._send(pending[seq], retries)
+            data = self.transport.read(min(self._timeout, 0.05))
+            now = time.monotonic()
+            if data:
+                self.stats.bytes_in += len(data)
+                for frame in self._decoder.feed(data):
+                    self._dispatch(frame, pending, results, errors, now, retries)
+                self.stats.bad_frames = self._decoder.bad
+            overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
+            if overdue:
+                self.stats.timeouts += 1
+                self._timeout = min(self._timeout * 1.5, self.max_timeout)
+                for item in overdue:
+                    self._send(item, retries)
+        if errors:
+            raise errors[0]
+        return results  # type: ignore[return-value]
+
+    def reset_backoff(self) -> None:
+        """Drop the timeout back to the measured round trip (after losses that were not latency)."""
+        if self._srtt is not None:
+            self._timeout = min(max(4 * self._srtt + 0.002, self.min_timeout), self.max_timeout)
+
+    def poll_events(self, timeout: float) -> None:
+        """Read for up to `timeout` seconds and queue any events (capture chunks, sync, reset)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            data = self.transport.read(max(0.0, min(0.05, deadline - time.monotonic())))
+            if data:
+                self.stats.bytes_in += len(data)
+                for frame in self._decoder.feed(data):
+                    self._dispatch(frame, {}, [], [], time.monotonic(), self.retries)
+            if time.monotonic() >= deadline:
+                return
+
+    def _allocate_seq(self, pending: dict[int, _Pending]) -> int:
+        while True:
+            seq = self._next_seq
+            self._next_seq = self._next_seq % 255 + 1
+            if seq not in pending:
+                return seq
+
+    def _send(self, item: _Pending, retries: int) -> None:
+        if item.attempts > retries:
+            raise LinkTimeout(
+                f"{self.transport.name}: no reply to {item.message.name} after {item.attempts} attempts",
+                hint="check the cable and that the adapter is powered; `hilbridge devices` lists adapters",
+            )
+        if item.attempts:
+            self.stats.retransmits += 1
+        item.attempts += 1
+        self._transmissions += 1
+        item.transmission = self._transmissions
+        item.sent_at = time.monotonic()
+        self.transport.write(item.wire)
+        self.stats.bytes_out += len(item.wire)
+
+    def _dispatch(self, frame, pending, results, errors, now: float, retries: int) -> None:
+        try:
+            message, values = parse_device_frame(frame)
+        except ProtocolError:
+            self.stats.bad_frames += 1
+            return
+        if message.kind == "event":
+            self.events.append((message, values))
+            return
+        item = pending.get(frame.seq)
+        if item is None or (message is not ERROR and message is not item.message):
+            self.stats.stray_replies += 1
+            return
+        del pending[frame.seq]
+        # Round trip from the last transmission: may be short when an earlier copy was answered, which
+        # costs at most a spurious retransmission, while backing off forever on a lossy link costs more.
+        rtt = now - item.sent_at
+        self._srtt = rtt if self._srtt is None else 0.875 * self._srtt + 0.125 * rtt
+        self._timeout = min(max(4 * self._srtt + 0.002, self.min_timeout), self.max_timeout)
+        if message is ERROR:
+            code = values["code"]
+            errors.append(DeviceError(code, ERROR_NAMES.get(code, "?"), values["detail"], item.message.name))
+            results[item.index] = values
+        else:
+            results[item.index] = values
+        for other in pending.values():
+            if other.transmission < item.transmission:
+                self._send(other, retries)
