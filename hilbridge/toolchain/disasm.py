@@ -4,7 +4,8 @@ Decoding is driven by `hilbridge.mcs48.INSTRUCTIONS`, so it cannot disagree with
 CPU core about the instruction set. Anything that would not reassemble to the same bytes is written as
 `db`: undefined opcodes, an instruction whose operand byte lies past the end of the image, and a
 two-byte instruction in the last byte of a 2 KB half (the 8048 fetches its operand from the start of
-that half, not from the next byte of the image).
+that half, not from the next byte of the image). A JMP/CALL in the last two bytes of a half is also
+written as `db`, because asl (and our assembler) refuse it there.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Line:
     def operand_texts(self, names: Mapping[int, str]) -> list[str]:
         """The operands in asl spelling; a jump target uses `names[target]` if there is one."""
         if self.instruction is None:
-            return [hex_number(self.data[0], 2)]
+            return [hex_number(byte, 2) for byte in self.data]
         texts = []
         for pattern in self.instruction.operands:
             if pattern == IMMEDIATE:
@@ -126,8 +127,8 @@ def decode(image: bytes, origin: int = 0) -> list[Line]:
     """Decode `image` loaded at `origin` linearly, from its first byte to its last.
 
     The MB flag (A11 of JMP/CALL) is unknown statically. As d48 does, the first JMP or CALL after a
-    SEL MBx takes A11 from it, unless data (a `db`) comes between; every other one is assumed to stay
-    in the 2 KB half it runs in.
+    SEL MBx in the same 2 KB half takes A11 from it, unless data (a `db`) comes between; every other
+    one is assumed to stay in the half it runs in.
     """
     check_image(image, origin)
     lines: list[Line] = []
@@ -135,9 +136,12 @@ def decode(image: bytes, origin: int = 0) -> list[Line]:
     bank: int | None = None
     while position < len(image):
         address = origin + position
+        if address % HALF_SIZE == 0:
+            bank = None  # straight-line code never crosses into the other half
         opcode = image[position]
         instruction = INSTRUCTIONS[opcode]
         reason = ""
+        size = 1
         if not instruction.defined:
             reason = "undefined opcode"
         elif instruction.length == 2 and position + 1 >= len(image):
@@ -148,10 +152,13 @@ def decode(image: bytes, origin: int = 0) -> list[Line]:
                 f"{instruction.mnemonic.lower()}: operand would be fetched from {hex_number(start, 4)} "
                 "(PC wraps inside its 2 KB half)"
             )
+        elif LONG_TARGET in instruction.operands and address % HALF_SIZE == HALF_SIZE - 2:
+            reason = f"{instruction.mnemonic.lower()}: asl refuses JMP/CALL at the last 2 bytes of a 2K half"
+            size = 2
         if reason:
-            lines.append(Line(address, image[position : position + 1], None, reason=reason))
+            lines.append(Line(address, image[position : position + size], None, reason=reason))
             bank = None
-            position += 1
+            position += size
             continue
         data = image[position : position + instruction.length]
         target = _target(instruction, address, data[1], bank) if instruction.length == 2 else None
