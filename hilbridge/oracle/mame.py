@@ -43,16 +43,17 @@ def find_mame() -> str:
 
 
 def trace_bios() -> bytes:
-    """The stand-in BIOS for self-contained test carts: reset jumps to the cartridge at 400h.
+    """Our BIOS for self-contained test carts: it only hands reset and both interrupts to the cart.
 
-    Both interrupt vectors return at once (RETR), and the tail carries a tag so that the image is
-    recognisably ours (MAME only warns that its checksum is not the original's).
+    Reset jumps to 400h, the external interrupt (003h) to 402h and the timer interrupt (007h) to
+    404h, the cartridge entry points of the real BIOS's convention. The tail carries a tag so the
+    image is recognisably ours (MAME only warns that its checksum is not the original's).
     """
     bios = bytearray(ROM_SIZE)
     bios[0x000:0x002] = bytes([0x84, 0x00])  # JMP 400h
-    bios[0x003] = 0x93  # RETR: external interrupt vector
-    bios[0x007] = 0x93  # RETR: timer interrupt vector
-    bios[0x3F0:0x400] = b"HILBRIDGE BIOS\x00\x01"
+    bios[0x003:0x005] = bytes([0x84, 0x02])  # JMP 402h: external interrupt
+    bios[0x007:0x009] = bytes([0x84, 0x04])  # JMP 404h: timer interrupt
+    bios[0x3F0:0x400] = b"HILBRIDGE BIOS\x00\x02"
     return bytes(bios)
 
 
