@@ -71,21 +71,20 @@ def conventional_dice(
     attacker_lstars: int,
     defender_lstars: int,
     defender_paid_supplies: bool,
+    tie: str = "none",
 ) -> tuple[int, int]:
     """S-4.C.conv.C: (attacker dice, defender dice).
 
     Attacker 1, defender 2 (1 if he removed no set of supplies); +1 to the side with more fire power;
-    +1 to the side with more L-stars. Equal counts give neither side the extra die.
+    +1 to the side with more L-stars. SUP-A4: on equal counts ``tie="none"`` gives the extra die
+    to neither side, ``tie="defender"`` to the defender.
     """
     attacker, defender = 1, 2 if defender_paid_supplies else 1
-    if attacker_firepower > defender_firepower:
-        attacker += 1
-    elif defender_firepower > attacker_firepower:
-        defender += 1
-    if attacker_lstars > defender_lstars:
-        attacker += 1
-    elif defender_lstars > attacker_lstars:
-        defender += 1
+    for mine, theirs in ((attacker_firepower, defender_firepower), (attacker_lstars, defender_lstars)):
+        if mine > theirs:
+            attacker += 1
+        elif theirs > mine or tie == "defender":
+            defender += 1
     return attacker, defender
 
 

@@ -70,7 +70,9 @@ OPTIONS = load_options()
 
 
 def _clone(state: State) -> State:
-    copy = pickle.loads(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    """A deep copy for the next state (pickle is the fastest deep copy of plain JSON data)."""
+    body = {key: value for key, value in state.items() if key != "events"}
+    copy = pickle.loads(pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
     copy["events"] = []
     return copy
 
@@ -127,7 +129,7 @@ class Supremacy(Ruleset):
             "stock_bank": {r: (-start_stock * n if r in RESOURCES else 0) for r in COMMODITIES},
             "cubes": {p: 3 for p in players},
             "alive": {p: True for p in players},
-            "cards": {card_id: None for card_id in self.board.cards},
+            "cards": {},  # card id -> holder, for cards out of the deck
             "idle": [],
             "units": {},
             "clouds": [],
@@ -147,6 +149,7 @@ class Supremacy(Ruleset):
             "steps": [],
             "search": None,
             "interest_paid": False,
+            "passes": 0,
             "prospected": [],
             "rotation_player": None,
             "winners": None,
@@ -205,11 +208,8 @@ class Supremacy(Ruleset):
                 combat=CombatRequest("dice", battle["attacker"], defender, {"dice": dict(battle["dice"])}),
             )
         if phase == "search":
-            deck = [
-                c
-                for c, holder in state["cards"].items()
-                if holder is None and c not in state["search"]["flipped"]
-            ]
+            flipped = state["search"]["flipped"]
+            deck = [c for c in self.board.cards if c not in state["cards"] and c not in flipped]
             return ChanceNode("card", tuple(Action("draw", CHANCE, {"card": c}) for c in deck))
         return None
 
@@ -506,6 +506,8 @@ class Supremacy(Ruleset):
                 raise _illegal(f"it is not {action.player}'s turn to {action.kind}")
             if action.kind not in PHASE_MOVES.get(phase, ()):
                 raise _illegal(f"{action.kind} is not a move in phase {phase}")
+            if action.kind != "pass" and phase in ("sell", "buy", "trade", "attack"):
+                new["passes"] = 0
             handler = getattr(self, f"_do_{phase}_{action.kind}", None) or getattr(self, f"_do_{action.kind}")
             try:
                 handler(new, action.player, dict(action.params))
@@ -572,7 +574,7 @@ class Supremacy(Ruleset):
         )
 
     def _capacity(self, state: State) -> int:
-        return int(state["options"].get("convoy_capacity", 3))
+        return state["options"]["convoy_capacity"]
 
     def _do_borrow(self, state: State, player: str, params: dict[str, Any]) -> None:
         """S-1.B (placeholder): take a loan of one loan unit from the bank, up to the loan limit."""
@@ -733,6 +735,7 @@ class Supremacy(Ruleset):
     def _start_rotation(self, state: State, phase: str) -> None:
         state["active"] = [p for p in state["sequence"] if state["alive"][p]]
         state["build_step"] = 0
+        state["passes"] = 0
         if phase == "prospect":
             state["active"] = [p for p in state["active"] if self._may_prospect(state, p)]
         if not state["active"]:
@@ -830,10 +833,20 @@ class Supremacy(Ruleset):
         self._advance_rotation(state, player, drop=False)
 
     def _do_pass(self, state: State, player: str, params: dict[str, Any]) -> None:
-        if state["phase"] not in ("sell", "buy", "trade", "attack"):
-            raise _illegal(f"no pass in phase {state['phase']}")
-        state["events"].append(event("pass", player=player, phase=state["phase"]))
-        self._advance_rotation(state, player, drop=True)
+        """SUP-A5: a pass leaves the rotation, or (pass_is_final false) the phase ends after a full
+        round of consecutive passes."""
+        phase = state["phase"]
+        state["events"].append(event("pass", player=player, phase=phase))
+        if state["options"]["pass_is_final"]:
+            self._advance_rotation(state, player, drop=True)
+            return
+        state["passes"] += 1
+        if state["passes"] >= len(state["active"]):
+            state["passes"] = 0
+            state["active"] = []
+            self._after_phase(state, phase)
+        else:
+            self._advance_rotation(state, player, drop=False)
 
     def _do_end_turn(self, state: State, player: str, params: dict[str, Any]) -> None:
         if state["phase"] not in ("move", "build", "prospect"):
@@ -1027,7 +1040,9 @@ class Supremacy(Ruleset):
         d_index = ARMY if self.board.zones[dst].is_land else NAVY
         defence = self._force(state, dst, defender)[d_index]
         lstars = {p: state["supplies"][p]["lstar"] for p in (player, defender)}
-        att, dfn = rules.conventional_dice(units + support, defence, lstars[player], lstars[defender], paid)
+        att, dfn = rules.conventional_dice(
+            units + support, defence, lstars[player], lstars[defender], paid, options["tie_die"]
+        )
         battle["dice"] = {"attacker": att, "defender": dfn}
         self._set_phase(state, "battle_dice")
 
@@ -1091,10 +1106,11 @@ class Supremacy(Ruleset):
             steps.append(["occupy", attacker, [dst]])
         else:
             if survivors and battle["mode"] == "amphibious":
-                # House ruling SUP-A7: surviving landed armies withdraw to their navies; the rest surrender.
+                # SUP-A6: landed armies that did not capture withdraw to their navies (the rest surrender).
                 force = self._force(state, src, attacker)
                 room = force[NAVY] * self._capacity(state) - force[ARMY]
-                self._add_units(state, src, attacker, min(room, survivors), 0)
+                if state["options"]["amphibious_failure"] == "withdraw":
+                    self._add_units(state, src, attacker, min(room, survivors), 0)
             elif survivors:
                 # Attackers that cannot move in (or did not win) return to the zone they attacked from.
                 self._add_units(
@@ -1121,7 +1137,7 @@ class Supremacy(Ruleset):
         """S-4.C.conv.D occupation: the captor takes the resource cards of the captured zone
         (SUP-A8: from whoever holds them, also when the zone was empty)."""
         for card in self.board.cards_in(zone):
-            if state["cards"][card] not in (None, captor):
+            if state["cards"].get(card) not in (None, captor):
                 loser = state["cards"][card]
                 state["cards"][card] = captor
                 state["events"].append(event("card_captured", card=card, by=captor, source=loser))
@@ -1276,8 +1292,8 @@ class Supremacy(Ruleset):
         for player, force in list(state["units"].get(zone, {}).items()):
             self._add_units(state, zone, player, -force[ARMY], -force[NAVY])
         for card in self.board.cards_in(zone):
-            if state["cards"][card] is not None:
-                state["cards"][card] = None
+            if card in state["cards"]:
+                del state["cards"][card]
                 if card in state["idle"]:
                     state["idle"].remove(card)
         if self.board.zones[zone].is_land and zone not in state["clouds"]:
@@ -1319,8 +1335,11 @@ class Supremacy(Ruleset):
                 state["supplies"][captor][item] += kept
             state["stock_bank"][item] += units - kept
         for card in self._held_cards(state, player):
-            state["cards"][card] = captor
-        state["idle"] = [c for c in state["idle"] if state["cards"][c] is not None]
+            if captor:
+                state["cards"][card] = captor
+            else:
+                del state["cards"][card]
+        state["idle"] = [c for c in state["idle"] if c in state["cards"]]
         state["loans"][player] = 0
         state["events"].append(
             event("eliminated", player=player, spoils="capture" if captor else "destruction", captor=captor)
@@ -1514,7 +1533,7 @@ class Supremacy(Ruleset):
     def _search_problem(self, state: State, player: str, wanted: str, cost: int) -> str | None:
         if state["cash"][player] < cost:
             return "not enough money to turn over a card"
-        deck = [c for c, h in state["cards"].items() if h is None]
+        deck = [c for c in self.board.cards if c not in state["cards"]]
         if not any(self._search_match(state, player, c, wanted) for c in deck):
             return f"no {wanted} card that you could keep is left in the deck"
         return None
@@ -1567,8 +1586,8 @@ class Supremacy(Ruleset):
         card = action.params.get("card")
         if (
             action.kind != "draw"
-            or card not in state["cards"]
-            or state["cards"][card] is not None
+            or card not in self.board.cards
+            or card in state["cards"]
             or card in search["flipped"]
         ):
             raise _illegal(f"{card!r} is not in the deck")
@@ -1580,7 +1599,7 @@ class Supremacy(Ruleset):
             state["events"].append(event("found", player=player, card=card))
         else:
             search["flipped"].append(card)
-            deck = [c for c, h in state["cards"].items() if h is None and c not in search["flipped"]]
+            deck = [c for c in self.board.cards if c not in state["cards"] and c not in search["flipped"]]
             if state["cash"][player] >= cost and any(
                 self._search_match(state, player, c, wanted) for c in deck
             ):
@@ -1619,28 +1638,30 @@ class Supremacy(Ruleset):
 
     # ---------------------------------------------------------------- invariants
     def check_invariants(self, before: State, action: Action | None, after: State) -> None:
+        """Conservation laws and board legality, checked after every move of a random playout."""
         assert sum(after["cash"].values()) + after["bank"] == 0, "money created or lost outside the bank"
+        caps = {item: self._cap(after, item) for item in COMMODITIES}
+        supplies = after["supplies"]
         for item in COMMODITIES:
-            total = sum(after["supplies"][p][item] for p in after["players"])
+            total = sum(stock[item] for stock in supplies.values())
             assert total + after["stock_bank"][item] == 0, f"{item} created or lost outside the bank"
-            for p in after["players"]:
-                assert 0 <= after["supplies"][p][item] <= self._cap(after, item), f"{p} {item} out of range"
-        for p in after["players"]:
-            assert after["cash"][p] >= 0, f"{p} has negative cash"
+            assert all(0 <= stock[item] <= caps[item] for stock in supplies.values()), f"{item} out of range"
+        assert all(cash >= 0 for cash in after["cash"].values()), "negative cash"
+        capacity = self._capacity(after)
+        clouds = after["clouds"]
         for zone, forces in after["units"].items():
             info = self.board.zones[zone]
-            assert zone not in after["clouds"] or not forces, f"units on nuked {zone}"
-            for p, force in forces.items():
-                assert force[ARMY] >= 0 and force[NAVY] >= 0 and force != [0, 0], f"bad force {zone} {p}"
+            assert zone not in clouds, f"units on nuked {zone}"
+            assert info.is_dark_sea or len(forces) <= 1, f"{zone} held by several players"
+            for p, (armies, navies) in forces.items():
+                assert armies >= 0 and navies >= 0 and armies + navies > 0, f"bad force {zone} {p}"
                 assert after["alive"][p], f"eliminated {p} still has units"
                 if info.is_land:
-                    assert force[NAVY] == 0, f"navy on land {zone}"
+                    assert navies == 0, f"navy on land {zone}"
                 else:
-                    assert force[ARMY] <= force[NAVY] * self._capacity(after), f"armies adrift in {zone}"
-            if not info.is_dark_sea:
-                assert len(forces) <= 1, f"{zone} held by several players"
-        for card, holder in after["cards"].items():
-            assert holder is None or after["alive"][holder], f"card {card} held by eliminated {holder}"
+                    assert armies <= navies * capacity, f"armies adrift in {zone}"
+        alive = after["alive"]
+        assert all(alive[holder] for holder in set(after["cards"].values())), "card of a dead player"
         if action is not None and action.kind in ("move", "occupy", "reinforce"):
             assert self.board.adjacent(action.params["from"], action.params["to"]), "move not along the map"
 
