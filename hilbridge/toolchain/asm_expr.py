@@ -33,6 +33,8 @@ class UndefinedSymbol(ExpressionError):
 class Context:
     """What an expression needs from the assembler: symbol values and the current address."""
 
+    char_table: list[int] | None = None  # asl CODEPAGE/CHARSET translation, None = identity
+
     def lookup(self, name: str, offset: int) -> Value:  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -44,6 +46,10 @@ class Context:
 
     def evaluate_text(self, text: str) -> Value:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def call_user_function(self, name: str, arguments: list[Value], offset: int) -> Value | None:
+        """Value of a FUNCTION-defined function, or None when `name` is not one."""
+        return None  # pragma: no cover - interface
 
 
 Node = Callable[[Context], Value]
@@ -217,8 +223,14 @@ def string_to_int(text: str) -> int:
     return value
 
 
-def as_int(value: Value) -> int:
-    return value if isinstance(value, int) else string_to_int(value)
+def to_int(context: Context, value: Value) -> int:
+    """An integer operand; a string becomes its characters, translated by the current code page."""
+    if isinstance(value, int):
+        return value
+    table = context.char_table
+    if table is not None:
+        value = "".join(chr(table[ord(char) & 0xFF]) for char in value)
+    return string_to_int(value)
 
 
 @dataclass(slots=True)
@@ -284,10 +296,10 @@ def _bitpos(value: int) -> int:
 
 FUNCTIONS: dict[str, tuple[int, Callable[[Context, list[Value]], Value]]] = {
     # name: (argument count, implementation)
-    "HI": (1, lambda c, a: (as_int(a[0]) >> 8) & 0xFF),
-    "HIGH": (1, lambda c, a: (as_int(a[0]) >> 8) & 0xFF),
-    "LO": (1, lambda c, a: as_int(a[0]) & 0xFF),
-    "LOW": (1, lambda c, a: as_int(a[0]) & 0xFF),
+    "HI": (1, lambda c, a: (to_int(c, a[0]) >> 8) & 0xFF),
+    "HIGH": (1, lambda c, a: (to_int(c, a[0]) >> 8) & 0xFF),
+    "LO": (1, lambda c, a: to_int(c, a[0]) & 0xFF),
+    "LOW": (1, lambda c, a: to_int(c, a[0]) & 0xFF),
     "STRLEN": (1, lambda c, a: len(_need_string(a[0]))),
     "VAL": (1, lambda c, a: c.evaluate_text(_need_string(a[0]))),
     "UPSTRING": (1, lambda c, a: _need_string(a[0]).upper()),
@@ -295,26 +307,26 @@ FUNCTIONS: dict[str, tuple[int, Callable[[Context, list[Value]], Value]]] = {
     "SUBSTR": (
         3,
         lambda c, a: (
-            _need_string(a[0])[as_int(a[1]) : as_int(a[1]) + max(as_int(a[2]), 0)]
-            if as_int(a[2])
-            else _need_string(a[0])[as_int(a[1]) :]
+            _need_string(a[0])[to_int(c, a[1]) : to_int(c, a[1]) + max(to_int(c, a[2]), 0)]
+            if to_int(c, a[2])
+            else _need_string(a[0])[to_int(c, a[1]) :]
         ),
     ),
     "STRSTR": (2, lambda c, a: _need_string(a[0]).find(_need_string(a[1]))),
     "CHARFROMSTR": (
         2,
         lambda c, a: (
-            ord(_need_string(a[0])[as_int(a[1])]) if 0 <= as_int(a[1]) < len(_need_string(a[0])) else -1
+            ord(_need_string(a[0])[to_int(c, a[1])]) if 0 <= to_int(c, a[1]) < len(_need_string(a[0])) else -1
         ),
     ),
-    "TOUPPER": (1, lambda c, a: ord(chr(as_int(a[0]) & 0xFF).upper()[0]) & 0xFF),
-    "TOLOWER": (1, lambda c, a: ord(chr(as_int(a[0]) & 0xFF).lower()[0]) & 0xFF),
-    "BITCNT": (1, lambda c, a: bin(as_int(a[0]) & 0xFFFFFFFFFFFFFFFF).count("1")),
-    "FIRSTBIT": (1, lambda c, a: _first_bit(as_int(a[0]))),
-    "LASTBIT": (1, lambda c, a: as_int(a[0]).bit_length() - 1 if as_int(a[0]) > 0 else -1),
-    "BITPOS": (1, lambda c, a: _bitpos(as_int(a[0]))),
-    "ABS": (1, lambda c, a: abs(as_int(a[0]))),
-    "SGN": (1, lambda c, a: (as_int(a[0]) > 0) - (as_int(a[0]) < 0)),
+    "TOUPPER": (1, lambda c, a: ord(chr(to_int(c, a[0]) & 0xFF).upper()[0]) & 0xFF),
+    "TOLOWER": (1, lambda c, a: ord(chr(to_int(c, a[0]) & 0xFF).lower()[0]) & 0xFF),
+    "BITCNT": (1, lambda c, a: bin(to_int(c, a[0]) & 0xFFFFFFFFFFFFFFFF).count("1")),
+    "FIRSTBIT": (1, lambda c, a: _first_bit(to_int(c, a[0]))),
+    "LASTBIT": (1, lambda c, a: to_int(c, a[0]).bit_length() - 1 if to_int(c, a[0]) > 0 else -1),
+    "BITPOS": (1, lambda c, a: _bitpos(to_int(c, a[0]))),
+    "ABS": (1, lambda c, a: abs(to_int(c, a[0]))),
+    "SGN": (1, lambda c, a: (to_int(c, a[0]) > 0) - (to_int(c, a[0]) < 0)),
 }
 
 
@@ -397,7 +409,7 @@ class _Parser:
         if token.kind == "name":
             following = self.peek()
             upper = token.text.upper()
-            if following is not None and following.text == "(" and (upper in FUNCTIONS or upper == "DEFINED"):
+            if following is not None and following.text == "(":
                 return self.call(token, upper)
             name = token.text
             offset = token.offset
@@ -427,13 +439,22 @@ class _Parser:
                     continue
                 self.expect_closing(token)
                 break
-        count, function = FUNCTIONS[upper]
-        if len(arguments) != count:
-            raise ExpressionError(f"{upper} takes {count} argument(s), not {len(arguments)}", token.offset)
+        builtin = FUNCTIONS.get(upper)
+        if builtin is not None and len(arguments) != builtin[0]:
+            raise ExpressionError(
+                f"{upper} takes {builtin[0]} argument(s), not {len(arguments)}", token.offset
+            )
         offset = token.offset
+        name = token.text
 
         def evaluate(context: Context) -> Value:
             values = [argument(context) for argument in arguments]
+            user = context.call_user_function(name, values, offset)
+            if user is not None:
+                return user
+            if builtin is None:
+                raise ExpressionError(f"unknown function '{name}'", offset)
+            function = builtin[1]
             try:
                 return function(context, values)
             except ExpressionError as error:
@@ -458,7 +479,7 @@ def _binary(spelling: str, left: Node, right: Node) -> Node:
             a, b = left(context), right(context)
             if isinstance(a, str) and isinstance(b, str):
                 return function(a, b)  # type: ignore[arg-type]
-            return function(as_int(a), as_int(b))
+            return function(to_int(context, a), to_int(context, b))
 
         return compare
     if spelling == "+":
@@ -467,14 +488,14 @@ def _binary(spelling: str, left: Node, right: Node) -> Node:
             a, b = left(context), right(context)
             if isinstance(a, str) and isinstance(b, str):
                 return a + b
-            return as_int(a) + as_int(b)
+            return to_int(context, a) + to_int(context, b)
 
         return add
-    return lambda context: function(as_int(left(context)), as_int(right(context)))
+    return lambda context: function(to_int(context, left(context)), to_int(context, right(context)))
 
 
 def _unary(function: Callable[[int], int], operand: Node) -> Node:
-    return lambda context: function(as_int(operand(context)))
+    return lambda context: function(to_int(context, operand(context)))
 
 
 _CACHE: dict[tuple[str, bool], Node] = {}

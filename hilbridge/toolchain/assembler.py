@@ -31,8 +31,8 @@ from hilbridge.toolchain.asm_expr import (
     Context,
     ExpressionError,
     Value,
-    as_int,
     compile_expression,
+    to_int,
     unescape,
 )
 
@@ -133,8 +133,7 @@ class _Fatal(Exception):
 
 _SPLIT_CACHE: dict[str, SplitLine] = {}
 _NAME = re.compile(r"(?:\$\$|[A-Za-z_.])[A-Za-z0-9_.]*")
-_LABEL_DIRECTIVES = frozenset({"EQU", "=", ":=", "SET", "EVAL", "MACRO", "REG", "SECTION"})
-_SYMBOL_TAKING = frozenset({"EQU", "=", ":=", "SET", "EVAL", "REG"})
+_LABEL_DIRECTIVES = frozenset({"EQU", "=", ":=", "SET", "EVAL", "MACRO", "REG", "FUNCTION", "LABEL"})
 
 
 def _find_comment(text: str) -> int:
@@ -274,9 +273,17 @@ def _unquote(text: str) -> str | None:
 class _Pass(Context):
     """The state of one pass over the source."""
 
-    def __init__(self, assembler: Assembler, previous: dict[str, Value], number: int):
+    def __init__(
+        self,
+        assembler: Assembler,
+        previous: dict[str, Value],
+        previous_aliases: dict[str, Value | None],
+        number: int,
+    ):
         self.assembler = assembler
         self.previous = previous
+        self.previous_aliases = previous_aliases
+        self.aliases: dict[str, Value | None] = {}
         self.number = number
         self.symbols: dict[str, Value] = {}
         self.constants: set[str] = set()
@@ -305,14 +312,23 @@ class _Pass(Context):
         self.unknown = False  # set when an expression used a symbol with no value yet
         self.line: SourceLine | None = None
         self.line_start_pc = 0
+        self.functions: dict[str, tuple[list[str], str]] = {}
+        self.bindings: list[dict[str, Value]] = []
+        self.saved_options: list[tuple[bool, str]] = []
+        self.code_pages: dict[str, list[int]] = {"STANDARD": list(_IDENTITY)}
+        self.code_page = "STANDARD"
+        self.char_table: list[int] | None = None
+
+    def current_table(self) -> list[int]:
+        return self.code_pages[self.code_page]
 
     # -- Context for expressions ---------------------------------------------------------------
 
     def pc(self) -> int:
         return self.line_start_pc
 
-    def _key_candidates(self, name: str) -> list[str]:
-        base = self._canonical(name)
+    def _key_candidates(self, name: str, composed: bool = True) -> list[str]:
+        base = self._canonical(name) if composed else name
         candidates = []
         if self.local_spaces:
             candidates.append(f"{base}\x01{self.local_spaces[-1]}")
@@ -333,6 +349,10 @@ class _Pass(Context):
         return name
 
     def lookup(self, name: str, offset: int) -> Value:
+        if self.bindings:
+            bound = self.bindings[-1].get(name if self.assembler.case_sensitive else name.upper())
+            if bound is not None:
+                return bound
         symbols = self.symbols
         if not self.local_spaces and not self.sections and not name.startswith((".", "$$")):
             key = name if self.assembler.case_sensitive else name.upper()
@@ -350,6 +370,12 @@ class _Pass(Context):
             value = self.previous.get(key)
             if value is not None:
                 return value
+        if name.startswith("."):
+            plain = name if self.assembler.case_sensitive else name.upper()
+            for key in self._key_candidates(plain, composed=False):
+                value = self.aliases.get(key, self.previous_aliases.get(key))
+                if value is not None:
+                    return value
         return self._undefined(name, offset)
 
     def _undefined(self, name: str, offset: int) -> Value:
@@ -362,6 +388,21 @@ class _Pass(Context):
 
     def evaluate_text(self, text: str) -> Value:
         return compile_expression(text, self.relaxed)(self)
+
+    def call_user_function(self, name: str, arguments: list[Value], offset: int) -> Value | None:
+        function = self.functions.get(name if self.assembler.case_sensitive else name.upper())
+        if function is None:
+            return None
+        parameters, body = function
+        if len(arguments) != len(parameters):
+            raise ExpressionError(f"function {name} takes {len(parameters)} argument(s)", offset)
+        if len(self.bindings) > MAX_NESTING:
+            raise ExpressionError(f"function {name} calls itself too deeply", offset)
+        self.bindings.append(dict(zip(parameters, arguments, strict=True)))
+        try:
+            return compile_expression(body, self.relaxed)(self)
+        finally:
+            self.bindings.pop()
 
     # -- errors ----------------------------------------------------------------------------------
 
@@ -413,7 +454,7 @@ class _Pass(Context):
 
     def integer(self, text: str, column: int) -> int | None:
         result = self.value(text, column)
-        return None if result is None else as_int(result)
+        return None if result is None else to_int(self, result)
 
     def checked(self, text: str, column: int, low: int, high: int, what: str) -> int | None:
         """An integer expression that must lie in low..high (unknown values are not checked)."""
@@ -428,23 +469,34 @@ class _Pass(Context):
 
     # -- symbols ---------------------------------------------------------------------------------
 
-    def define(self, name: str, value: Value, column: int, constant: bool = True) -> None:
+    def define(self, name: str, value: Value, column: int, constant: bool = True, local: bool = True) -> None:
+        """Enter a symbol. Line labels in a macro or repetition body are `local` to that expansion;
+        EQU, SET and LABEL always define outside it, as in asl."""
         if not _NAME.fullmatch(name):
             self.hard_error(f"'{name}' is not a valid symbol name", column)
             return
         canonical = self._canonical(name)
-        if self.local_spaces:
-            key = f"{canonical}\x01{self.local_spaces[-1]}"
-        elif self.sections and not self._is_public(canonical):
-            key = f"{canonical}\x02{self.sections[-1].identity}"
-        else:
-            key = canonical
+        key = self._scoped(canonical, local)
         if key in self.symbols and (constant or key in self.constants):
             self.hard_error(f"symbol '{name}' is already defined", column)
             return
         self.symbols[key] = value
         if constant:
             self.constants.add(key)
+        if name.startswith("."):
+            # asl 1.41 stored '.name' as written; remember it so such sources still resolve.
+            alias = self._scoped(name if self.assembler.case_sensitive else name.upper(), local)
+            self.aliases[alias] = value if self.aliases.get(alias, value) == value else None
+        elif not name.startswith("$$"):
+            self.last_label = canonical
+            self.temporary_generation += 1
+
+    def _scoped(self, canonical: str, local: bool) -> str:
+        if self.local_spaces and local:
+            return f"{canonical}\x01{self.local_spaces[-1]}"
+        if self.sections and not self._is_public(canonical):
+            return f"{canonical}\x02{self.sections[-1].identity}"
+        return canonical
 
     def _is_public(self, canonical: str) -> bool:
         section = self.sections[-1] if self.sections else None
@@ -484,9 +536,10 @@ class Assembler:
         self.base_directory = directory if directory is not None else Path.cwd()
         lines = [SourceLine(line, name, number) for number, line in enumerate(text.splitlines(), 1)]
         previous: dict[str, Value] = {}
+        previous_aliases: dict[str, Value | None] = {}
         state: _Pass | None = None
         for number in range(1, MAX_PASSES + 1):
-            state = _Pass(self, previous, number)
+            state = _Pass(self, previous, previous_aliases, number)
             self._predefine(state)
             with contextlib.suppress(_Fatal):
                 self._run(state, lines)
@@ -496,6 +549,7 @@ class Assembler:
             if stable or number == MAX_PASSES:
                 break
             previous = state.symbols
+            previous_aliases = state.aliases
         assert state is not None
         if state.conditionals and not state.soft_errors:
             state.line = None
@@ -506,6 +560,7 @@ class Assembler:
         return self._result(state)
 
     def _predefine(self, state: _Pass) -> None:
+        state.symbols["MOMPASS"] = state.number
         for name, value in self.defines.items():
             key = name if self.case_sensitive else name.upper()
             state.symbols[key] = value
@@ -547,6 +602,10 @@ class Assembler:
             state.line = line
             split = split_line(line.text)
             operation = split.operation.upper()
+            force_instruction = operation.startswith("!")
+            if force_instruction:
+                # asl: '!mnemonic' means the machine instruction even where a macro has its name.
+                operation = operation[1:]
             if state.conditionals and not state.conditionals[-1].active:
                 if operation in _CONDITIONAL_DIRECTIVES:
                     directives[operation](state, split, lines, index)
@@ -560,7 +619,11 @@ class Assembler:
                     self._define_label(state, split)
                 index = handler(state, split, lines, index)
                 continue
-            macro = state.macros.get(operation if not self.case_sensitive else split.operation)
+            macro = (
+                None
+                if force_instruction
+                else state.macros.get(operation if not self.case_sensitive else split.operation)
+            )
             if macro is not None:
                 if split.label:
                     self._define_label(state, split)
@@ -580,11 +643,7 @@ class Assembler:
                 state.hard_error(f"unknown instruction or macro '{split.operation}'", split.operation_column)
 
     def _define_label(self, state: _Pass, split: SplitLine) -> None:
-        name = split.label
-        if not name.startswith((".", "$$")):
-            state.last_label = name if self.case_sensitive else name.upper()
-            state.temporary_generation += 1
-        state.define(name, state.counters[state.segment], split.label_column)
+        state.define(split.label, state.counters[state.segment], split.label_column)
 
     def _emit(self, state: _Pass, data: bytes | bytearray | list[int]) -> None:
         data = bytes(data)
@@ -690,8 +749,8 @@ class Assembler:
             state.hard_error(f"{split.operation.upper()} takes one value", split.operation_column)
             return index
         value = state.value(split.arguments[0], split.argument_columns[0])
-        constant = split.operation.upper() in ("EQU", "=")
-        state.define(split.label, 0 if value is None else value, split.label_column, constant=constant)
+        constant = split.operation.upper() in ("EQU", "=", "LABEL")
+        state.define(split.label, 0 if value is None else value, split.label_column, constant, local=False)
         return index
 
     def _reg(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
@@ -810,7 +869,65 @@ class Assembler:
         out.extend((value & high).to_bytes(width, "little"))
 
     def _charset_code(self, state: _Pass, char: str) -> int:
-        return ord(char) & 0xFF
+        code = ord(char) & 0xFF
+        return code if state.char_table is None else state.char_table[code]
+
+    def _codepage(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        """CODEPAGE name[,source]: switch to a character translation table, creating it if new."""
+        if not 1 <= len(split.arguments) <= 2 or not _NAME.fullmatch(split.arguments[0]):
+            state.hard_error("CODEPAGE takes a name and optionally a table to copy", split.operation_column)
+            return index
+        name = split.arguments[0].upper()
+        if name not in state.code_pages:
+            source = state.current_table()
+            if len(split.arguments) == 2:
+                source_name = split.arguments[1].upper()
+                if source_name not in state.code_pages:
+                    state.hard_error(f"unknown code page '{split.arguments[1]}'", split.argument_columns[1])
+                    return index
+                source = state.code_pages[source_name]
+            state.code_pages[name] = list(source)
+        state.code_page = name
+        table = state.code_pages[name]
+        state.char_table = None if table == _IDENTITY else table
+        return index
+
+    def _charset(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        """CHARSET: reset the table; CHARSET c,code; CHARSET first,last,code; CHARSET c,"string"."""
+        table = state.code_pages.setdefault(state.code_page, list(_IDENTITY))
+        arguments, columns = split.arguments, split.argument_columns
+        if not arguments:
+            table[:] = _IDENTITY
+        elif len(arguments) in (2, 3):
+            start = state.checked(arguments[0], columns[0], 0, 255, "character")
+            second = state.value(arguments[1], columns[1])
+            if start is None or second is None:
+                return index
+            if len(arguments) == 2 and isinstance(second, str) and len(second) != 1:
+                if start + len(second) > 256:
+                    state.soft_error("translation string runs past character 255", columns[1])
+                    return index
+                for offset, char in enumerate(second):
+                    table[start + offset] = ord(char) & 0xFF
+            else:
+                stop = start
+                code: int | None = to_int(state, second)
+                if len(arguments) == 3:
+                    stop = to_int(state, second)
+                    if not start <= stop <= 255:
+                        state.soft_error("CHARSET range must run upwards within 0..255", columns[1])
+                        return index
+                    code = state.checked(arguments[2], columns[2], 0, 255, "character code")
+                if code is None or not 0 <= code <= 255:
+                    state.soft_error("character code out of range 0..255", columns[-1])
+                    return index
+                for char in range(start, stop + 1):
+                    table[char] = (code + char - start) & 0xFF
+        else:
+            state.hard_error("CHARSET takes 0, 2 or 3 arguments", split.operation_column)
+            return index
+        state.char_table = None if table == _IDENTITY else table
+        return index
 
     def _db(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._data(state, split, 1)
@@ -924,7 +1041,7 @@ class Assembler:
             state.hard_error(f"{split.operation.upper()} takes one condition", split.operation_column)
             return False
         value = state.value(split.arguments[0], split.argument_columns[0])
-        return bool(as_int(value)) if value is not None else False
+        return bool(to_int(state, value)) if value is not None else False
 
     def _if(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._if_common(state, split, lambda: self._condition_value(state, split))
@@ -1051,6 +1168,8 @@ class Assembler:
                 split.operation_column,
             )
             return
+        if not self.case_sensitive:
+            arguments = [_upper_outside_quotes(argument) for argument in arguments]
         values = [
             arguments[i] if i < len(arguments) and arguments[i] != "" else macro.defaults[i]
             for i in range(len(macro.parameters))
@@ -1223,6 +1342,38 @@ class Assembler:
         state.ended = True
         return index
 
+    def _function(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not split.label or not split.arguments:
+            state.hard_error("FUNCTION needs a name, parameters and an expression", split.operation_column)
+            return index
+        parameters = split.arguments[:-1]
+        for parameter, column in zip(parameters, split.argument_columns, strict=False):
+            if not _NAME.fullmatch(parameter):
+                state.hard_error(f"'{parameter}' is not a valid parameter name", column)
+                return index
+        if not self.case_sensitive:
+            parameters = [parameter.upper() for parameter in parameters]
+        body = split.arguments[-1]
+        try:
+            compile_expression(body, state.relaxed)
+        except ExpressionError as error:
+            state.hard_error(error.message, split.argument_columns[-1] + error.offset)
+            return index
+        name = split.label if self.case_sensitive else split.label.upper()
+        state.functions[name] = (parameters, body)
+        return index
+
+    def _save(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        state.saved_options.append((state.relaxed, state.segment))
+        return index
+
+    def _restore(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if not state.saved_options:
+            state.hard_error("RESTORE without SAVE", split.operation_column)
+            return index
+        state.relaxed, state.segment = state.saved_options.pop()
+        return index
+
     def _ignored(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         return index
 
@@ -1231,6 +1382,7 @@ class _ExitMacro(Exception):
     """EXITM: leave the innermost macro expansion."""
 
 
+_IDENTITY = list(range(256))
 _DUP = re.compile(r"^(.+?)\s+DUP\s*(\(.*\)|\?|\S.*)$", re.IGNORECASE)
 _TABLE_READS = frozenset({0xA3, 0xE3, 0xB3})  # MOVP A,@A; MOVP3 A,@A; JMPP @A
 _MCS48_CPUS = frozenset({"8035", "8039", "8040", "8048", "8049", "8050", "80C39", "80C48", "8748", "8749"})
@@ -1243,7 +1395,7 @@ _IGNORED_MACRO_OPTIONS = frozenset({"EXPAND", "NOEXPAND", "EXPIF", "NOEXPIF", "E
 
 # Directive spelling -> Assembler method (data, so every directive is found by its name).
 _DIRECTIVE_METHODS: dict[str, str] = {
-    "EQU": "_equ", "=": "_equ", ":=": "_equ", "SET": "_equ", "EVAL": "_equ", "REG": "_reg",
+    "EQU": "_equ", "=": "_equ", ":=": "_equ", "SET": "_equ", "EVAL": "_equ", "LABEL": "_equ", "REG": "_reg",
     "ORG": "_org", "PHASE": "_phase", "DEPHASE": "_dephase", "ALIGN": "_align", "SEGMENT": "_segment",
     "DS": "_ds", "DEFS": "_ds", "RMB": "_ds", "RES": "_ds",
     "DB": "_db", "BYT": "_db", "BYTE": "_db", "FCB": "_db", "DEFB": "_db", "DEFM": "_db", "FCC": "_db",
@@ -1254,9 +1406,10 @@ _DIRECTIVE_METHODS: dict[str, str] = {
     "MACRO": "_macro", "ENDM": "_endm", "EXITM": "_exitm", "REPT": "_rept", "IRP": "_irp", "IRPC": "_irp",
     "WHILE": "_while",
     "SECTION": "_section", "ENDSECTION": "_endsection", "PUBLIC": "_public", "GLOBAL": "_public",
-    "FORWARD": "_ignored",
+    "FORWARD": "_ignored", "SHARED": "_ignored",
     "MESSAGE": "_message", "WARNING": "_message", "ERROR": "_message", "FATAL": "_message",
-    "CPU": "_cpu", "RELAXED": "_relaxed", "END": "_end",
+    "CPU": "_cpu", "RELAXED": "_relaxed", "END": "_end", "FUNCTION": "_function",
+    "SAVE": "_save", "RESTORE": "_restore", "CODEPAGE": "_codepage", "CHARSET": "_charset",
     "PAGE": "_ignored", "NEWPAGE": "_ignored", "TITLE": "_ignored", "LISTING": "_ignored",
     "MACEXP": "_ignored", "PRTINIT": "_ignored", "PRTEXIT": "_ignored", "SUPMODE": "_ignored",
 }  # fmt: skip
@@ -1280,6 +1433,25 @@ def _substitute(
         return lookup[key]
 
     return [SourceLine(pattern.sub(replace, line.text), line.file, line.number, note) for line in body]
+
+
+def _upper_outside_quotes(text: str) -> str:
+    """asl upper-cases macro arguments (when not case-sensitive) except inside quotes."""
+    if "'" not in text and '"' not in text:
+        return text.upper()
+    out = []
+    quote = ""
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = ""
+            out.append(char)
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        else:
+            out.append(char.upper())
+    return "".join(out)
 
 
 def _unique(errors: list[tuple[str, SourceLocation]]) -> list[tuple[str, SourceLocation]]:
