@@ -1,0 +1,540 @@
+"""The Intel 8244 (NTSC) / 8245 (PAL) video and sound chip, timed as MAME 0.251 runs it.
+
+Time. The CPU's clock is its only clock: every method takes the machine cycle of the access (an
+access is stamped at the *end* of its instruction, console.md §2.2). The beam position of a cycle is
+computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
+
+* MAME runs the 8048 at ceil(clock / 15) cycles per second (`execute_clocks_to_cycles` rounds up), so
+  one cycle lasts 10**18 // 357955 as (NTSC), a hair shorter than 15 / 5369317 s. Over 300 frames this
+  puts the beam about 50 pixel clocks further than the exact ratio in `Region` does.
+* A pixel clock lasts 10**18 // pixel_clock as; a frame is exactly htotal × vtotal of them, and at
+  cycle 0 the beam is at (line 243, hpos 0).
+* The screen rounds time to the *nearest* pixel (`screen_device::hpos`/`vpos`).
+* Timer events (VBL at (242, 365), the hblank sound clock at hpos 366) take effect between MAME's CPU
+  timeslices: an instruction sees an event at time t iff it *starts* at or after cycle t // T. Status
+  reads therefore look at the MOVX's start, `cycle - 2`, while beam-derived bits (hstatus, A4/A5, T1)
+  look at its end.
+
+Drawing is lazy. MAME draws the picture up to the beam whenever A1/A2 is read or a video register
+changes (`update_now`), using the registers as they are at that moment. We record the same spans
+("ops") with a snapshot of the video registers, and turn them into pixels, collision bits and the
+major-overlap bit only when someone needs them (end of frame, A1 or A2 read); see `video.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+import numpy as np
+
+from hilbridge.machine.sound import AudioRecorder, SoundShifter
+from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, Region
+from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer
+
+ATTOSECONDS_PER_SECOND = 10**18
+MOVX_CYCLES = 2
+NEVER = 1 << 62
+LAST_VISIBLE_LINE = VISIBLE_LINES - 1
+LAST_VISIBLE_X = VISIBLE_WIDTH - 1
+POWER_ON_LINE = 243  # MAME: the raster starts at the start of its screen VBLANK
+
+# A0 control bits
+CONTROL_STROBE = 0x02
+CONTROL_GRID = 0x08
+CONTROL_DISPLAY = 0x20
+# A1 status bits
+STATUS_HSTATUS = 0x01
+STATUS_SOUND = 0x04
+STATUS_VBL = 0x08
+STATUS_CLEARED_BY_READ = 0xCC  # sound, VBL, external overlap, major overlap
+STATUS_MAJOR_OVERLAP = 0x80
+
+CONTROL, STATUS, COLLISION = 0xA0, 0xA1, 0xA2
+SHIFT_REGISTERS = (0xA7, 0xA8, 0xA9)
+SOUND_CONTROL = 0xAA
+SOUND_CONTROL_UNUSED_BIT = 0x40
+
+
+# -- register map ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RegisterInfo:
+    address: int
+    canonical: int  # the address after mirror folding
+    name: str
+    write_mask: int | None  # None: writes are ignored
+    read: str  # value | zero | status | collision | beam_y | beam_x
+    lock: str  # objects | grid | "" (none)
+    redraw: bool
+
+
+def parse_register_map(text: str) -> tuple[RegisterInfo, ...]:
+    """256 `RegisterInfo`, one per MOVX address, from the rows of `vdc_registers.tsv`."""
+    rows: dict[int, tuple[str, int | None, str, str, bool, int]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        first, last, step, name, write_mask, read, lock, redraw, alias = line.split("\t")
+        for address in range(int(first, 16), int(last, 16) + 1, int(step, 16)):
+            if address in rows:
+                raise ValueError(f"vdc_registers.tsv: address {address:02X} listed twice")
+            mask = None if write_mask == "-" else int(write_mask, 16)
+            rows[address] = (name, mask, read, "" if lock == "-" else lock, redraw == "yes", int(alias, 16))
+    if sorted(rows) != list(range(256)):
+        raise ValueError("vdc_registers.tsv must cover every address 00-FF exactly once")
+    table = []
+    for address in range(256):
+        canonical = address & ~rows[address][5]
+        name, mask, read, lock, redraw, _ = rows[canonical]
+        table.append(RegisterInfo(address, canonical, name, mask, read, lock, redraw))
+    return tuple(table)
+
+
+@cache
+def register_map() -> tuple[RegisterInfo, ...]:
+    text = files("hilbridge.machine").joinpath("vdc_registers.tsv").read_text(encoding="utf-8")
+    return parse_register_map(text)
+
+
+# -- timing ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ChipTiming:
+    """Per-chip raster windows from MAME's `set_default_params` (console.md §6)."""
+
+    vblank_start: int  # line
+    vblank_end: int  # line
+    hblank_start: int  # hpos
+    hblank_end: int  # hpos (exclusive)
+    bgate_start: int  # hpos from which the Y beam counts the next line
+    hstatus_start: int = 225
+    y_beam_cap: int = 263
+
+
+CHIP_TIMING: dict[str, ChipTiming] = {
+    "ntsc": ChipTiming(vblank_start=242, vblank_end=0, hblank_start=366, hblank_end=453, bgate_start=413),
+    "pal": ChipTiming(vblank_start=242, vblank_end=312, hblank_start=366, hblank_end=454, bgate_start=414),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BeamTiming:
+    """MAME's integer-attosecond clocks: machine cycle ↔ global pixel-clock count since power-on."""
+
+    cycle_as: int
+    pixel_as: int
+    htotal: int
+    vtotal: int
+
+    @classmethod
+    def for_region(cls, region: Region) -> BeamTiming:
+        cycles_per_second = -(-region.cpu_clock_hz // CLOCKS_PER_MACHINE_CYCLE)
+        return cls(
+            ATTOSECONDS_PER_SECOND // cycles_per_second,
+            ATTOSECONDS_PER_SECOND // region.pixel_clock_hz,
+            region.htotal,
+            region.vtotal,
+        )
+
+    @property
+    def pixels_per_frame(self) -> int:
+        return self.htotal * self.vtotal
+
+    def time_of_cycle(self, cycle: int) -> int:
+        return cycle * self.cycle_as
+
+    def pixel_at(self, cycle: int) -> int:
+        """Pixel clocks since power-on at `cycle`, rounded to the nearest as MAME's screen does."""
+        return (cycle * self.cycle_as + self.pixel_as // 2) // self.pixel_as
+
+    def first_cycle_at_pixel(self, pixel: int) -> int:
+        """Smallest cycle c >= 0 with pixel_at(c) >= pixel."""
+        need = pixel * self.pixel_as - self.pixel_as // 2
+        return max(0, -(-need // self.cycle_as))
+
+    def event_cycle(self, pixel: int) -> int:
+        """First instruction-start cycle that sees a timer event firing at pixel clock `pixel`."""
+        return pixel * self.pixel_as // self.cycle_as
+
+
+class Vdc:
+    """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
+
+    def __init__(self, region: Region, *, draw: bool = True, audio: bool = False) -> None:
+        self.region = region
+        self.chip = CHIP_TIMING[region.name]
+        self.timing = BeamTiming.for_region(region)
+        self.draw = draw
+        self.registers = bytearray(256)
+        self.sound = SoundShifter(self.registers)
+        self.audio: AudioRecorder | None = AudioRecorder() if audio else None
+        self.renderer = Renderer(hides_high_characters=region.hides_high_characters)
+        self._info = register_map()
+        htotal, vtotal = region.htotal, region.vtotal
+        self._htotal = htotal
+        self._vtotal = vtotal
+        self._frame_pixels = htotal * vtotal
+        self._line0_offset = (vtotal - POWER_ON_LINE) * htotal  # pixels from frame start to line 0
+        # pixel offsets (from power-on) of the first VBL event and the first hblank sound tick
+        self._vbl_offset = (vtotal - 1) * htotal + self.chip.hblank_start - 1  # (242, 365)
+        self._tick_offset = self._line0_offset + self.chip.hblank_start
+        self.reset()
+
+    # -- life cycle -------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Power-on state at cycle 0. (MAME has no VDC reset: the console's reset key leaves it alone.)"""
+        self.registers[:] = bytes(256)
+        self.sound.reset()
+        self.control_status = 0
+        self.collision_status = 0
+        self.irq_line = False
+        self.latched_x = 0
+        self.latched_y = 0
+        self.lum_bright = False
+        self.frames_completed = 0
+        self._next_vbl_frame = 0
+        self._ticks_done = 0
+        self._sound_irq_cycle: int | None = None
+        self._frame_end = self._frame_pixels  # global pixel at which the current frame ends (243, 0)
+        self._last_line = 0  # MAME m_last_partial_scan
+        self._last_hpos = 0  # MAME m_partial_scan_hpos
+        self._picture: Picture | None = None
+        self.renderer.reset()
+        if self.audio is not None:
+            self.audio = AudioRecorder()
+
+    # -- beam -------------------------------------------------------------------------------------
+    def position(self, cycle: int) -> tuple[int, int]:
+        """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
+        pixel = self.timing.pixel_at(cycle) % self._frame_pixels
+        return (pixel // self._htotal + POWER_ON_LINE) % self._vtotal, pixel % self._htotal
+
+    def _vblank(self, line: int, hpos: int) -> bool:
+        chip = self.chip
+        start, end, edge = chip.vblank_start, chip.vblank_end, chip.hblank_start - 1
+        if (line == start and hpos >= edge) or (line == end and hpos <= edge):
+            return True
+        if end < start:
+            return line > start or line < end
+        return start < line < end
+
+    def _hblank(self, hpos: int) -> bool:
+        return self.chip.hblank_start <= hpos < self.chip.hblank_end
+
+    def _y_beam(self, line: int, hpos: int) -> int:
+        chip = self.chip
+        if line == 0 and hpos < chip.hblank_start:
+            line = self._vtotal
+        if hpos >= chip.bgate_start:
+            line += 1
+        return min(line, chip.y_beam_cap)
+
+    def t1(self, cycle: int) -> bool:
+        """The T1 input (vblank OR hblank) sampled at `cycle`."""
+        line, hpos = self.position(cycle)
+        return self._hblank(hpos) or self._vblank(line, hpos)
+
+    def t1_falling_edges(self, start: int, end: int) -> int:
+        """Falling edges of T1 seen by once-per-cycle sampling at cycles (start, end]."""
+        edges = 0
+        previous = self.t1(start)
+        for cycle in range(start + 1, end + 1):
+            current = self.t1(cycle)
+            edges += previous and not current
+            previous = current
+        return edges
+
+    def _next_t1_change_pixel(self, pixel: int) -> int:
+        """First global pixel after `pixel` at which T1 changes."""
+        chip = self.chip
+        frame_pixel = pixel % self._frame_pixels
+        line = (frame_pixel // self._htotal + POWER_ON_LINE) % self._vtotal
+        hpos = frame_pixel % self._htotal
+        line_start = pixel - hpos
+
+        def at(target_line: int, target_hpos: int) -> int:
+            lines_ahead = (target_line - line) % self._vtotal
+            return line_start + lines_ahead * self._htotal + target_hpos
+
+        if self._vblank(line, hpos):
+            # T1 stays high through VBLANK and the hblank that follows it
+            candidate = at(chip.vblank_end, chip.hblank_end)
+            if candidate <= pixel:
+                candidate += self._frame_pixels
+            return candidate
+        if self._hblank(hpos):
+            return line_start + chip.hblank_end
+        rise = chip.hblank_start - 1 if line == chip.vblank_start else chip.hblank_start
+        if hpos < rise:
+            return line_start + rise
+        next_line = (line + 1) % self._vtotal
+        rise = chip.hblank_start - 1 if next_line == chip.vblank_start else chip.hblank_start
+        return line_start + self._htotal + rise
+
+    # -- timer events (VBL, sound clock) -----------------------------------------------------------
+    def _vbl_cycle(self, frame: int) -> int:
+        return self.timing.event_cycle(self._vbl_offset + frame * self._frame_pixels)
+
+    def _tick_cycle(self, tick: int) -> int:
+        return self.timing.event_cycle(self._tick_offset + tick * self._htotal)
+
+    def _ticks_before(self, start: int) -> int:
+        """Number of hblank ticks whose event an instruction starting at `start` sees."""
+        timing = self.timing
+        limit = (start + 1) * timing.cycle_as  # ticks firing strictly before this time
+        line_as = self._htotal * timing.pixel_as
+        span = limit - self._tick_offset * timing.pixel_as
+        return 0 if span <= 0 else -(-span // line_as)
+
+    def _sync_events(self, start: int) -> None:
+        """Apply every timer event an instruction starting at cycle `start` has seen."""
+        while self._vbl_cycle(self._next_vbl_frame) <= start:
+            self.control_status |= STATUS_VBL
+            self.irq_line = True
+            self._next_vbl_frame += 1
+        target = self._ticks_before(start)
+        if target > self._ticks_done:
+            self._run_ticks(target)
+
+    def _run_ticks(self, target: int) -> None:
+        sound = self.sound
+        audio = self.audio
+        self._sound_irq_cycle = None
+        while self._ticks_done < target:
+            if not (sound.pending or sound.written):
+                mask = 3 if self.registers[SOUND_CONTROL] & 0x20 else 15
+                phase = (sound.prescaler + 1) & mask
+                idle = 0 if phase == 0 else mask + 1 - phase
+                idle = min(idle, target - self._ticks_done)
+                sound.prescaler = (sound.prescaler + idle) & 0xFF
+                self._ticks_done += idle
+                if self._ticks_done >= target:
+                    break
+            if sound.tick():
+                self.control_status |= STATUS_SOUND
+                self.irq_line = True
+            if audio is not None:
+                tick_pixel = self._tick_offset + self._ticks_done * self._htotal
+                audio.set_level(tick_pixel * self.timing.pixel_as, sound.level())
+            self._ticks_done += 1
+
+    def irq(self, cycle: int) -> bool:
+        """/INT as an instruction starting at `cycle` sees it (MAME checks before each instruction)."""
+        self._sync_events(cycle)
+        return self.irq_line
+
+    def next_irq_event(self, cycle: int) -> int:
+        """First instruction-start cycle > `cycle` at which /INT can rise without CPU action."""
+        self._sync_events(cycle)
+        event = self._vbl_cycle(self._next_vbl_frame)
+        if self.registers[CONTROL] & 0x04:
+            if self._sound_irq_cycle is None:
+                tick = self._ticks_done + self.sound.ticks_to_24th_shift() - 1
+                self._sound_irq_cycle = self._tick_cycle(tick)
+            event = min(event, self._sound_irq_cycle)
+        return max(event, cycle + 1)
+
+    def next_event(self, cycle: int) -> int:
+        """First cycle > `cycle` at which irq() or t1() can change without CPU action."""
+        timing = self.timing
+        t1_change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(timing.pixel_at(cycle)))
+        return min(self.next_irq_event(cycle), max(t1_change, cycle + 1))
+
+    # -- drawing bookkeeping (MAME screen_device::update_now / update_partial) ---------------------
+    def _current_picture(self) -> Picture:
+        if self._picture is None:
+            r = self.registers
+            self._picture = self.renderer.picture(bytes(r[0x00:0xA4]) + bytes(r[0xC0:0xF0]))
+        return self._picture
+
+    def _add_op(self, y0: int, y1: int, x0: int, x1: int) -> None:
+        self.renderer.add(y0, y1, x0, x1, self._current_picture(), self.lum_bright)
+
+    def _update_partial(self, scanline: int) -> None:
+        if scanline < self._last_line:
+            return
+        y0, y1 = self._last_line, min(LAST_VISIBLE_LINE, scanline)
+        if y0 > y1:
+            return
+        self._add_op(y0, y1, 0, LAST_VISIBLE_X)
+        self._last_line = scanline + 1
+        self._last_hpos = 0
+
+    def _update_now(self, line: int, hpos: int) -> None:
+        if line < self._last_line or (line == self._last_line and hpos == self._last_hpos):
+            return
+        if line > self._last_line:
+            if self._last_hpos > 0:
+                # finish the line the previous update stopped in
+                if self._last_line <= LAST_VISIBLE_LINE and self._last_hpos <= LAST_VISIBLE_X:
+                    self._add_op(self._last_line, self._last_line, self._last_hpos, LAST_VISIBLE_X)
+                self._last_hpos = 0
+                self._last_line += 1
+            if line > self._last_line:
+                self._update_partial(line - 1)
+        if hpos > 0 and line <= LAST_VISIBLE_LINE:
+            x0, x1 = self._last_hpos, min(LAST_VISIBLE_X, hpos - 1)
+            if x0 <= x1:
+                self._add_op(line, line, x0, x1)
+        self._last_line, self._last_hpos = line, hpos
+
+    def _catch_up(self, pixel: int) -> None:
+        """End every frame whose end (line 243, hpos 0) is at or before global pixel `pixel`."""
+        while pixel >= self._frame_end:
+            self._update_partial(LAST_VISIBLE_LINE)
+            self.renderer.end_frame(self.draw)
+            self.frames_completed += 1
+            self._frame_end += self._frame_pixels
+            self._last_line = 0
+            self._last_hpos = 0
+
+    def _draw_to_beam(self, cycle: int) -> None:
+        pixel = self.timing.pixel_at(cycle)
+        self._catch_up(pixel)
+        into_frame = pixel - (self._frame_end - self._frame_pixels) - self._line0_offset
+        if into_frame >= 0:  # lines 243-262 (VBLANK) have nothing to draw
+            self._update_now(into_frame // self._htotal, into_frame % self._htotal)
+
+    def run_to(self, cycle: int) -> None:
+        """Catch up timer events, finished frames and sound to `cycle`."""
+        self._sync_events(cycle)
+        self._catch_up(self.timing.pixel_at(cycle))
+
+    def frame(self) -> np.ndarray:
+        """The last completed frame: (243, 360) uint8 palette indices (all zero before the first)."""
+        return self.renderer.last_frame
+
+    def audio_samples(self, rate: int, cycle: int) -> np.ndarray:
+        """Speaker samples (float32, -1…1) from power-on to `cycle` at `rate` Hz (needs audio=True)."""
+        if self.audio is None:
+            raise ValueError("this Vdc was created without audio=True")
+        self.run_to(cycle)
+        return self.audio.samples(rate, self.timing.time_of_cycle(cycle))
+
+    # -- bus --------------------------------------------------------------------------------------
+    def _locked(self, info: RegisterInfo) -> bool:
+        control = self.registers[CONTROL]
+        if info.lock == "objects":
+            return bool(control & CONTROL_DISPLAY)
+        if info.lock == "grid":
+            return bool(control & CONTROL_GRID)
+        return False
+
+    def read(self, address: int, cycle: int) -> int:
+        """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
+        info = self._info[address & 0xFF]
+        kind = info.read
+        if kind == "value":
+            self._catch_up(self.timing.pixel_at(cycle))
+            return 0 if self._locked(info) else self.registers[info.canonical]
+        if kind == "zero":
+            return 0
+        self._sync_events(cycle - MOVX_CYCLES)
+        if kind == "status":
+            self._draw_to_beam(cycle)
+            major, _ = self.renderer.resolve(collisions=False)
+            self.control_status |= major
+            line, hpos = self.position(cycle)
+            chip = self.chip
+            hstatus = chip.hstatus_start <= hpos < chip.bgate_start and self._y_beam(line, hpos) <= 242
+            data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
+            data |= self.registers[CONTROL] & CONTROL_STROBE
+            self.irq_line = False
+            self.control_status &= ~STATUS_CLEARED_BY_READ
+            return data
+        if kind == "collision":
+            self._draw_to_beam(cycle)
+            major, collisions = self.renderer.resolve(collisions=True)
+            self.control_status |= major
+            data = self.collision_status | collisions
+            self.collision_status = 0
+            return data
+        strobe_live = self.registers[CONTROL] & CONTROL_STROBE
+        if kind == "beam_y":
+            return (self._y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
+        if kind == "beam_x":
+            return (self.position(cycle)[1] >> 1) if strobe_live else self.latched_x
+        raise AssertionError(kind)
+
+    def write(self, address: int, value: int, cycle: int) -> None:
+        """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction."""
+        info = self._info[address & 0xFF]
+        a = info.canonical
+        registers = self.registers
+        self._sync_events(cycle - MOVX_CYCLES)
+        if self._locked(info) or a >= 0xF0:
+            self._catch_up(self.timing.pixel_at(cycle))
+            return
+        if info.redraw and value != registers[a]:
+            self._draw_to_beam(cycle)
+        else:
+            self._catch_up(self.timing.pixel_at(cycle))
+        if info.write_mask is None:
+            return
+        value &= info.write_mask
+        if a == CONTROL:
+            if registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
+                line, hpos = self.position(cycle)
+                self.latched_x = hpos >> 1
+                self.latched_y = self._y_beam(line, hpos) & 0xFF
+            self._sound_irq_cycle = None
+        elif a in SHIFT_REGISTERS:
+            self.sound.written = True
+            self._sound_irq_cycle = None
+        elif a == SOUND_CONTROL:
+            self._sound_irq_cycle = None
+        if registers[a] != value:
+            registers[a] = value
+            if a < 0xA4 or 0xC0 <= a < 0xF0:
+                self._picture = None
+        if a == SOUND_CONTROL and self.audio is not None:
+            self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
+
+    def set_lum(self, bright: bool, cycle: int) -> None:
+        """P17 changed (0 = bright). MAME draws up to the beam first when LUM changes."""
+        bright = bool(bright)
+        if bright != self.lum_bright:
+            self._draw_to_beam(cycle)
+            self.lum_bright = bright
+
+    # -- state ------------------------------------------------------------------------------------
+    def state(self) -> dict:
+        return {
+            "region": self.region.name,
+            "registers": self.registers.hex(),
+            "control_status": self.control_status,
+            "collision_status": self.collision_status,
+            "irq_line": self.irq_line,
+            "latched_x": self.latched_x,
+            "latched_y": self.latched_y,
+            "lum_bright": self.lum_bright,
+            "frames_completed": self.frames_completed,
+            "next_vbl_frame": self._next_vbl_frame,
+            "ticks_done": self._ticks_done,
+            "frame_end": self._frame_end,
+            "last_line": self._last_line,
+            "last_hpos": self._last_hpos,
+            "sound": self.sound.state(),
+            "renderer": self.renderer.state(),
+        }
+
+    def load_state(self, state: dict) -> None:
+        if state["region"] != self.region.name:
+            raise ValueError(f"state is for {state['region']}, this VDC is {self.region.name}")
+        self.registers[:] = bytes.fromhex(state["registers"])
+        self.control_status = int(state["control_status"])
+        self.collision_status = int(state["collision_status"])
+        self.irq_line = bool(state["irq_line"])
+        self.latched_x = int(state["latched_x"])
+        self.latched_y = int(state["latched_y"])
+        self.lum_bright = bool(state["lum_bright"])
+        self.frames_completed = int(state["frames_completed"])
+        self._next_vbl_frame = int(state["next_vbl_frame"])
+        self._ticks_done = int(state["ticks_done"])
+        self._frame_end = int(state["frame_end"])
+        self._last_line = int(state["last_line"])
+        self._last_hpos = int(state["last_hpos"])
+        self.sound.load_state(state["sound"])
+        self.renderer.load_state(state["renderer"])
+        self._picture = None
+        self._sound_irq_cycle = None

@@ -1,0 +1,407 @@
+"""The VDC picture: background, grid, characters, quads and sprites, with collision bits (console.md §5).
+
+A `Picture` is what one set of video registers draws over the whole visible 243 × 360 area, computed
+with numpy one object at a time (never one pixel at a time): the palette index of every pixel, the
+per-pixel collision bits, the major-overlap cells, and the source-mask map the edge rule needs.
+Pictures are cached by register snapshot, so a picture that stays the same from frame to frame costs
+one dictionary lookup.
+
+The `Renderer` receives the spans MAME would draw (`add`, from `Vdc`'s update bookkeeping) and
+turns them into the frame and into status bits when asked. Every rule follows MAME 0.251's
+i8244.cpp `screen_update`:
+
+* per line: background, grid (A0 b3, lines 24-218), major system (quads 3→0 then characters 11→0),
+  sprites 3→0, then the edge pass; maps are cleared when a span starts at x = 0.
+* a major pixel drawn where another major object's cell already is sets A1 b7; the first opaque
+  pixel drawn keeps the cell.
+* collision: an opaque pixel of object M over accumulated sources C: if E&C then status |= M; if E&M
+  then status |= C (E = A2). Grid pixels mark the map but do not test.
+* edge pass: a major pixel right of a grid/sprite pixel, and a non-zoomed sprite pixel right of a
+  grid pixel, count as touching.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from hilbridge.machine.charset import charset_rom
+
+VISIBLE_LINES = 243
+VISIBLE_WIDTH = 360
+_PAD_WIDTH = 656  # wide enough for any object at X = 255 (quads reach (255 + 5) * 2 + 112)
+
+CONTROL, COLLISION, COLOUR = 0xA0, 0xA2, 0xA3
+CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x20, 0x80
+
+# collision source bits (A2 layout)
+SOURCE_VERTICAL_GRID = 0x10
+SOURCE_HORIZONTAL_GRID = 0x20
+SOURCE_MAJOR = 0x80
+
+GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
+NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
+SNAPSHOT_LOW = 0xA4  # snapshot = registers 00-A3 + C0-EF (everything that affects the picture)
+PICTURE_CACHE_SIZE = 64
+
+
+def registers_from_snapshot(snapshot: bytes) -> bytearray:
+    registers = bytearray(256)
+    registers[0:SNAPSHOT_LOW] = snapshot[:SNAPSHOT_LOW]
+    registers[0xC0:0xF0] = snapshot[SNAPSHOT_LOW:]
+    return registers
+
+
+def background_colour(colour: int) -> int:
+    """A3 b3-b5 = background B, G, R -> palette index (never bright)."""
+    return (colour >> 3 & 1) << 2 | (colour >> 4 & 1) << 1 | (colour >> 5 & 1)
+
+
+def grid_colour(colour: int) -> int:
+    """A3 b0-b2 = grid B, G, R and b6 = bright -> palette index."""
+    return (colour >> 6 & 1) << 3 | (colour & 1) << 2 | (colour >> 1 & 1) << 1 | (colour >> 2 & 1)
+
+
+def edge_bits(left: int, here: int, enable: int) -> int:
+    """The edge-pass collision bits for one pixel, given the source maps left of it and at it."""
+    bits = 0
+    if here & SOURCE_MAJOR:
+        if enable & left & 0x3F:
+            bits |= SOURCE_MAJOR
+        if enable & SOURCE_MAJOR:
+            bits |= left & 0x3F
+    unzoomed_sprites = (here & 0x0F) & (~here >> 8) & 0x0F
+    if enable & left & 0x30:
+        bits |= unzoomed_sprites
+    if enable & unzoomed_sprites:
+        bits |= left & 0x30
+    return bits
+
+
+class Picture:
+    """Everything one register snapshot draws on the visible area; layers are built on first use."""
+
+    def __init__(self, snapshot: bytes, hides_high_characters: bool) -> None:
+        self.snapshot = snapshot
+        self.registers = registers_from_snapshot(snapshot)
+        self.hides_high_characters = hides_high_characters
+        self.enable = self.registers[COLLISION]
+        self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
+        self._built = False
+        self._collisions_built = False
+        self.full_overlap: bool | None = None
+        self.full_collisions: int | None = None
+
+    # -- layers -----------------------------------------------------------------------------------
+    def _build(self) -> None:
+        if self._built:
+            return
+        self._built = True
+        r = self.registers
+        lines, width = VISIBLE_LINES, _PAD_WIDTH
+        self.grid = np.zeros((lines, width), dtype=np.uint8)
+        if r[CONTROL] & CONTROL_GRID:
+            self._draw_grid()
+        self.major_cover = np.zeros((lines, width), dtype=np.uint8)
+        self.major_opaque = np.zeros((lines, width), dtype=bool)
+        self.major_colour = np.zeros((lines, width), dtype=np.uint8)
+        self.sprites: list[tuple[int, bool, np.ndarray]] = []  # (index, zoomed, mask) in draw order
+        if self.objects_on:
+            self._draw_major()
+            self._draw_minor()
+        pixels = np.full((lines, width), background_colour(r[COLOUR]), dtype=np.uint8)
+        pixels[self.grid != 0] = grid_colour(r[COLOUR])
+        pixels[self.major_opaque] = self.major_colour[self.major_opaque]
+        for index, _zoomed, mask in self.sprites:
+            pixels[mask] = 8 + (r[4 * index + 2] >> 3 & 7)
+        self.pixels = np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
+        self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
+        self.full_overlap = bool(self.overlap.any())
+
+    def _draw_grid(self) -> None:
+        r = self.registers
+        grid = self.grid
+        control = r[CONTROL]
+        for row in range(9):
+            top = GRID_Y0 + row * GRID_CELL_LINES
+            band = grid[top : top + 3]
+            for column in range(9):
+                bars = (r[0xD0 + column] & 1) << 8 | r[0xC0 + column]
+                if bars >> row & 1:
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    band[:, x : x + (GRID_CELL_UNITS + 2) * 2] |= SOURCE_HORIZONTAL_GRID
+            if control & CONTROL_DOTS:
+                for column in range(10):
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    band[:, x : x + 4] |= SOURCE_HORIZONTAL_GRID
+        bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
+        for row in range(8):
+            top = GRID_Y0 + row * GRID_CELL_LINES
+            for column in range(10):
+                if r[0xE0 + column] >> row & 1:
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    grid[top : top + GRID_CELL_LINES, x : x + bar_units * 2] |= SOURCE_VERTICAL_GRID
+
+    def _major_objects(self) -> list[tuple[int, int, int, int, int]]:
+        """(y, x_px, pointer9, colour, height_pointer) of every major character, in drawing order."""
+        r = self.registers
+        objects = []
+        for quad in range(3, -1, -1):
+            base = 0x40 + 16 * quad
+            y, x = r[base], (r[base + 1] + 5) * 2
+            height_pointer = r[base + 12 + 2]  # the 4th character's pointer sets the height
+            for char in range(4):
+                pointer, attribute = r[base + 4 * char + 2], r[base + 4 * char + 3]
+                colour = 8 + (attribute >> 1 & 7)
+                objects.append((y, x + 32 * char, pointer | (attribute & 1) << 8, colour, height_pointer))
+        for char in range(11, -1, -1):
+            base = 0x10 + 4 * char
+            y, x, pointer, attribute = r[base], (r[base + 1] + 5) * 2, r[base + 2], r[base + 3]
+            objects.append((y, x, pointer | (attribute & 1) << 8, 8 + (attribute >> 1 & 7), pointer))
+        return objects
+
+    def _draw_major(self) -> None:
+        rom = np.frombuffer(charset_rom(), dtype=np.uint8)
+        cover, opaque, colours = self.major_cover, self.major_opaque, self.major_colour
+        for y, x, pointer9, colour, height_pointer in self._major_objects():
+            if self.hides_high_characters and y < NTSC_HIDDEN_Y:
+                continue
+            height = 7 - (((y >> 1) + height_pointer) & 7) or 8
+            bottom = min(y + 2 * height, VISIBLE_LINES)
+            if y >= bottom:
+                continue
+            scanlines = np.arange(y, bottom)
+            rows = rom[(pointer9 + (y >> 1) + ((scanlines - y) >> 1)) & 0x1FF]
+            bits = np.repeat(np.unpackbits(rows[:, None], axis=1).astype(bool), 2, axis=1)
+            cell = (slice(y, bottom), slice(x, x + 16))
+            cover[cell] += 1
+            fresh = bits & ~opaque[cell]
+            colours[cell][fresh] = colour
+            opaque[cell] |= bits
+
+    def _draw_minor(self) -> None:
+        r = self.registers
+        for index in range(3, -1, -1):
+            y, x, attribute = r[4 * index], r[4 * index + 1], r[4 * index + 2]
+            zoomed = bool(attribute & 4)
+            size = 4 if zoomed else 2
+            mask = np.zeros((VISIBLE_LINES, _PAD_WIDTH), dtype=bool)
+            for row in range(8):
+                top = y + row * size
+                if top >= VISIBLE_LINES:
+                    break
+                shape = r[0x80 + 8 * index + row]
+                if not shape:
+                    continue
+                shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3]
+                left = (x + 5) * 2 + shift * (size // 2)
+                bits = np.unpackbits(np.array([shape], dtype=np.uint8), bitorder="little").astype(bool)
+                mask[top : top + size, left : left + 8 * size] = np.repeat(bits, size)
+            self.sprites.append((index, zoomed, mask))
+
+    def _build_collisions(self) -> None:
+        """Per-pixel collision bits of the drawing pass and of the edge pass (needs enable != 0)."""
+        if self._collisions_built:
+            return
+        self._build()
+        self._collisions_built = True
+        enable = self.enable
+        width = VISIBLE_WIDTH
+        grid = self.grid[:, :width]
+        major = self.major_opaque[:, :width]
+        bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        bits[major & ((grid & enable) != 0)] |= SOURCE_MAJOR
+        if enable & SOURCE_MAJOR:
+            bits |= np.where(major, grid, 0).astype(np.uint8)
+        source = grid.astype(np.uint16) | np.where(major, SOURCE_MAJOR, 0).astype(np.uint16)
+        for index, zoomed, full_mask in self.sprites:
+            mask = full_mask[:, :width]
+            own = 1 << index
+            bits[mask & ((source & enable) != 0)] |= own
+            if enable & own:
+                bits |= np.where(mask, source & 0xFF, 0).astype(np.uint8)
+            source[mask] |= (0x101 if zoomed else 1) << index
+        left, here = source[:, :-1], source[:, 1:]
+        edge = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        on_major = (here & SOURCE_MAJOR) != 0
+        edge[:, 1:][on_major & ((left & enable & 0x3F) != 0)] |= SOURCE_MAJOR
+        if enable & SOURCE_MAJOR:
+            edge[:, 1:] |= np.where(on_major, left & 0x3F, 0).astype(np.uint8)
+        unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
+        edge[:, 1:] |= np.where((left & enable & 0x30) != 0, unzoomed, 0).astype(np.uint8)
+        edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & 0x30, 0).astype(np.uint8)
+        self.source_map = source
+        self.draw_bits = bits
+        self.edge_bits = edge
+        self.full_collisions = int(np.bitwise_or.reduce(bits | edge, axis=None))
+
+    # -- queries over a span ----------------------------------------------------------------------
+    def overlaps(self, y0: int, y1: int, x0: int, x1: int) -> bool:
+        """Does a major cell overlap another anywhere in the span (A1 b7)?"""
+        if not self.objects_on:
+            return False
+        self._build()
+        if not self.full_overlap:
+            return False
+        if y0 == 0 and x0 == 0 and y1 == VISIBLE_LINES - 1 and x1 == VISIBLE_WIDTH - 1:
+            return True
+        return bool(self.overlap[y0 : y1 + 1, x0 : x1 + 1].any())
+
+    def collisions(self, y0: int, y1: int, x0: int, x1: int, left_source: int) -> int:
+        """A2 bits the span sets; `left_source` is the map left of x0 when the span starts mid-line."""
+        if not self.enable:
+            return 0
+        self._build_collisions()
+        if y0 == 0 and x0 == 0 and y1 == VISIBLE_LINES - 1 and x1 == VISIBLE_WIDTH - 1:
+            return self.full_collisions or 0
+        rows = slice(y0, y1 + 1)
+        result = int(np.bitwise_or.reduce(self.draw_bits[rows, x0 : x1 + 1], axis=None))
+        if x0 == 0:
+            result |= int(np.bitwise_or.reduce(self.edge_bits[rows, 0 : x1 + 1], axis=None))
+        else:
+            # a span that starts mid-line (always a single line) takes its left neighbour from the
+            # span drawn before it, which may have had other registers
+            result |= edge_bits(left_source, int(self.source_map[y0, x0]), self.enable)
+            if x1 > x0:
+                result |= int(np.bitwise_or.reduce(self.edge_bits[rows, x0 + 1 : x1 + 1], axis=None))
+        return result
+
+    def source_at(self, line: int, x: int) -> int:
+        """The collision source map at one pixel (what the edge pass of the next span sees)."""
+        if not self.objects_on and not self.registers[CONTROL] & CONTROL_GRID:
+            return 0
+        self._build()
+        value = int(self.grid[line, x])
+        if self.major_opaque[line, x]:
+            value |= SOURCE_MAJOR
+        for index, zoomed, mask in self.sprites:
+            if mask[line, x]:
+                value |= (0x101 if zoomed else 1) << index
+        return value
+
+    def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+        self._build()
+        return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One MAME screen_update call: lines y0..y1, pixels x0..x1 (inclusive), drawn with `picture`."""
+
+    y0: int
+    y1: int
+    x0: int
+    x1: int
+    picture: Picture
+    lum: bool
+
+
+class Renderer:
+    """Collects the spans of the frame being drawn; makes pixels and status bits from them on demand."""
+
+    def __init__(self, *, hides_high_characters: bool) -> None:
+        self.hides_high_characters = hides_high_characters
+        self._cache: OrderedDict[bytes, Picture] = OrderedDict()
+        self.reset()
+
+    def reset(self) -> None:
+        self._spans: list[Span] = []
+        self._overlap_done = 0
+        self._collisions_done = 0
+        self._pending_overlap = False
+        self._pending_collisions = 0
+        self._bitmap = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+        self.last_frame = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+
+    def picture(self, snapshot: bytes) -> Picture:
+        picture = self._cache.get(snapshot)
+        if picture is None:
+            picture = Picture(snapshot, self.hides_high_characters)
+            self._cache[snapshot] = picture
+            if len(self._cache) > PICTURE_CACHE_SIZE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(snapshot)
+        return picture
+
+    def add(self, y0: int, y1: int, x0: int, x1: int, picture: Picture, lum: bool) -> None:
+        self._spans.append(Span(y0, y1, x0, x1, picture, lum))
+
+    def _left_source(self, index: int) -> int:
+        span = self._spans[index]
+        if span.x0 == 0 or index == 0:
+            return 0
+        before = self._spans[index - 1]
+        return before.picture.source_at(span.y0, span.x0 - 1)
+
+    def _settle(self, collisions: bool) -> None:
+        spans = self._spans
+        for span in spans[self._overlap_done :]:
+            if not self._pending_overlap and span.picture.overlaps(span.y0, span.y1, span.x0, span.x1):
+                self._pending_overlap = True
+        self._overlap_done = len(spans)
+        if collisions:
+            for index in range(self._collisions_done, len(spans)):
+                span = spans[index]
+                left = self._left_source(index) if span.x0 and span.picture.enable else 0
+                self._pending_collisions |= span.picture.collisions(span.y0, span.y1, span.x0, span.x1, left)
+            self._collisions_done = len(spans)
+
+    def resolve(self, *, collisions: bool) -> tuple[int, int]:
+        """(A1 major-overlap bit, A2 bits) drawn since the last call; A2 bits only when asked."""
+        self._settle(collisions)
+        major = 0x80 if self._pending_overlap else 0
+        self._pending_overlap = False
+        found = 0
+        if collisions:
+            found, self._pending_collisions = self._pending_collisions, 0
+        return major, found
+
+    def end_frame(self, draw: bool) -> None:
+        """The beam reached line 243: settle the frame's status bits and, if drawing, its pixels."""
+        self._settle(collisions=True)
+        if draw:
+            bitmap = self._bitmap
+            for span in self._spans:
+                pixels = span.picture.pixels_in(span.y0, span.y1, span.x0, span.x1)
+                target = bitmap[span.y0 : span.y1 + 1, span.x0 : span.x1 + 1]
+                if span.lum:
+                    np.bitwise_or(pixels, 8, out=target)
+                else:
+                    target[...] = pixels
+            self.last_frame = bitmap.copy()
+        self._spans.clear()
+        self._overlap_done = 0
+        self._collisions_done = 0
+
+    def state(self) -> dict:
+        return {
+            "spans": [[s.y0, s.y1, s.x0, s.x1, s.picture.snapshot.hex(), s.lum] for s in self._spans],
+            "overlap_done": self._overlap_done,
+            "collisions_done": self._collisions_done,
+            "pending_overlap": self._pending_overlap,
+            "pending_collisions": self._pending_collisions,
+            "bitmap": self._bitmap.tobytes().hex(),
+            "last_frame": self.last_frame.tobytes().hex(),
+        }
+
+    def load_state(self, state: dict) -> None:
+        self._spans = [
+            Span(y0, y1, x0, x1, self.picture(bytes.fromhex(snapshot)), bool(lum))
+            for y0, y1, x0, x1, snapshot, lum in state["spans"]
+        ]
+        self._overlap_done = int(state["overlap_done"])
+        self._collisions_done = int(state["collisions_done"])
+        self._pending_overlap = bool(state["pending_overlap"])
+        self._pending_collisions = int(state["pending_collisions"])
+        shape = (VISIBLE_LINES, VISIBLE_WIDTH)
+        self._bitmap = np.frombuffer(bytes.fromhex(state["bitmap"]), dtype=np.uint8).reshape(shape).copy()
+        self.last_frame = (
+            np.frombuffer(bytes.fromhex(state["last_frame"]), dtype=np.uint8).reshape(shape).copy()
+        )
+
+
+def _array_from_hex(text: str, shape: tuple[int, int]) -> np.ndarray:
+    return np.frombuffer(bytes.fromhex(text), dtype=np.uint8).reshape(shape).copy()
