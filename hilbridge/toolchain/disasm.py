@@ -105,12 +105,31 @@ def check_image(image: bytes, origin: int) -> None:
     if origin + len(image) > ADDRESS_SPACE:
         raise HilbridgeError(
             f"{len(image)} bytes at origin {origin:#05x} run past the end of the 4 KB program space",
-            hint="a bank-switched cartridge must be disassembled one bank at a time",
+            hint="disassemble a bank-switched cartridge one 2 KB bank at a time (disasm --bank N)",
         )
 
 
 SELECT_MEMORY_BANK = {0xE5: 0, 0xF5: 1}
 """SEL MB0 / SEL MB1: the opcodes that set the MB flag, which becomes A11 of the next JMP or CALL."""
+
+
+CARTRIDGE_ORIGIN = 0x400
+"""Where the console maps a cartridge bank: 0x400-0xBFF (0xC00-0xFFF mirrors 0x800-0xBFF)."""
+
+BANK_SIZE = 0x800
+
+
+def cartridge_bank(image: bytes, bank: int) -> bytes:
+    """The 2 KB bank `bank` of a plain (`o2_rom`) cartridge image, as the CPU sees it at 0x400.
+
+    A 2 KB image is its own single bank; larger images hold banks 0, 1, ... one after the other.
+    """
+    banks = max(1, len(image) // BANK_SIZE)
+    if len(image) > BANK_SIZE and len(image) % BANK_SIZE:
+        raise HilbridgeError(f"a {len(image)}-byte image is not a whole number of 2 KB banks")
+    if not 0 <= bank < banks:
+        raise HilbridgeError(f"bank {bank} does not exist: the image has {banks} bank(s) of 2 KB")
+    return image[bank * BANK_SIZE : (bank + 1) * BANK_SIZE]
 
 
 def _target(instruction: Instruction, address: int, operand: int, bank: int | None) -> int | None:

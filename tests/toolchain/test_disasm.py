@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hilbridge.cli.main import cli
 from hilbridge.errors import HilbridgeError
 from hilbridge.mcs48 import INSTRUCTIONS, UNDEFINED_OPCODES
-from hilbridge.toolchain.disasm import bios_symbols, decode, disassemble
+from hilbridge.toolchain.disasm import bios_symbols, cartridge_bank, decode, disassemble
 
 JC = 0xF6
 JMP_PAGE0 = 0x04
@@ -190,3 +190,24 @@ def test_cli_bad_input_exits_2(tmp_path, content, options, message):
     assert result.exit_code == 2
     assert "error:" in result.output and message in result.output
     assert "Traceback" not in result.output
+
+
+def test_cartridge_bank_slices_2k_banks():
+    image = bytes([1] * 0x800 + [2] * 0x800)
+    assert cartridge_bank(image, 1) == bytes([2] * 0x800)
+    assert cartridge_bank(b"\x07" * 100, 0) == b"\x07" * 100
+    with pytest.raises(HilbridgeError, match="bank 2 does not exist"):
+        cartridge_bank(image, 2)
+    with pytest.raises(HilbridgeError, match="whole number"):
+        cartridge_bank(image + b"\x00", 0)
+
+
+def test_cli_bank_option_disassembles_one_bank_at_0400h(tmp_path):
+    rom = tmp_path / "banked.bin"
+    rom.write_bytes(bytes([0x00] * 0x800 + [0x27] * 0x800))  # bank 1 is all CLR A
+    result = CliRunner().invoke(cli, ["disasm", str(rom), "--bank", "1"])
+    assert result.exit_code == 0, result.output
+    assert "org     0400h" in result.output
+    assert result.output.count("clr     a") == 0x800 and "nop" not in result.output
+    result = CliRunner().invoke(cli, ["disasm", str(rom)])
+    assert result.exit_code == 0 and "org     0000h" in result.output
