@@ -20,6 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.machine.bios import boot_bios
+from hilbridge.machine.charset import charset_rom
+from hilbridge.machine.palette import RF_PALETTE
 from hilbridge.machine.timing import REGIONS
 from hilbridge.oracle.trace import Trace, parse_trace
 
@@ -42,26 +45,12 @@ def find_mame() -> str:
     raise HilbridgeError(f"MAME executable not found ({candidates[0]})", hint=INSTALL_HINT)
 
 
-def trace_bios() -> bytes:
-    """Our BIOS for self-contained test carts: it only hands reset and both interrupts to the cart.
-
-    Reset jumps to 400h, the external interrupt (003h) to 402h and the timer interrupt (007h) to
-    404h, the cartridge entry points of the real BIOS's convention. The tail carries a tag so the
-    image is recognisably ours (MAME only warns that its checksum is not the original's).
-    """
-    bios = bytearray(ROM_SIZE)
-    bios[0x000:0x002] = bytes([0x84, 0x00])  # JMP 400h
-    bios[0x003:0x005] = bytes([0x84, 0x02])  # JMP 402h: external interrupt
-    bios[0x007:0x009] = bytes([0x84, 0x04])  # JMP 404h: timer interrupt
-    bios[0x3F0:0x400] = b"HILBRIDGE BIOS\x00\x02"
-    return bytes(bios)
-
-
 def _palette() -> dict[int, int]:
-    """ARGB32 value of each palette index as MAME's RF palette draws it (mame_palette.tsv)."""
-    text = resources.files(__package__).joinpath("mame_palette.tsv").read_text(encoding="utf-8")
-    rows = [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
-    return {0xFF000000 | int(rgb, 16): int(index) for index, _, rgb in rows[1:]}
+    """ARGB32 value of each palette index as MAME's RF palette draws it in screen:pixels()."""
+    return {
+        0xFF000000 | (int(r) << 16) | (int(g) << 8) | int(b): index
+        for index, (r, g, b) in enumerate(RF_PALETTE)
+    }
 
 
 MAME_PALETTE: dict[int, int] = _palette()
@@ -139,7 +128,7 @@ def run_mame(
     *,
     frames: int,
     region: str = "ntsc",
-    charset: bytes,
+    charset: bytes | None = None,
     bios: bytes | None = None,
     slot: str | None = None,
     reads: bool = False,
@@ -150,6 +139,8 @@ def run_mame(
 ) -> MameRun:
     """Run `cart` for `frames` frames on MAME and return its parsed trace (and pixel frames).
 
+    `bios` and `charset` default to the project's boot BIOS (reset and both interrupts handed to the
+    cartridge at 400h/402h/404h) and character ROM, the same ones our emulator uses.
     `slot` selects a MAME cartridge type through a private software list; None lets MAME choose
     from the size (2/4/8 KB: o2_rom, 16 KB: o2_rally). `keep_dir` keeps trace.txt and
     pixels.argb there; otherwise everything lives in a temporary directory.
@@ -160,7 +151,8 @@ def run_mame(
         raise HilbridgeError("frames must be at least 1")
     if slot is not None and slot not in SLOTS:
         raise HilbridgeError(f"unknown cartridge type {slot!r}; choose one of {', '.join(SLOTS)}")
-    bios = trace_bios() if bios is None else bios
+    bios = boot_bios().image if bios is None else bios
+    charset = charset_rom() if charset is None else charset
     if len(bios) != ROM_SIZE:
         raise HilbridgeError(f"BIOS must be {ROM_SIZE} bytes, not {len(bios)}")
     if len(charset) != CHARSET_SIZE:
@@ -214,7 +206,7 @@ def run_mame(
     return MameRun(trace, indices, wall)
 
 
-def measure_speed(cart: bytes, *, charset: bytes, region: str = "ntsc", frames: int = 3000) -> float:
+def measure_speed(cart: bytes, *, region: str = "ntsc", frames: int = 3000, slot: str | None = None) -> float:
     """Emulated frames per wall-clock second of MAME tracing writes on `cart` (process start included)."""
-    run = run_mame(cart, frames=frames, region=region, charset=charset)
+    run = run_mame(cart, frames=frames, region=region, slot=slot)
     return frames / run.wall_seconds
