@@ -53,7 +53,7 @@ def bios_symbols() -> dict[int, BiosSymbol]:
 
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One decoded item: an instruction, or a single byte written as `db` (then `reason` says why)."""
+    """One decoded item: an instruction, or bytes written as `db` (then `reason` says why)."""
 
     address: int
     data: bytes

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from hilbridge.mcs48 import INSTRUCTIONS
 from hilbridge.toolchain.assembler import assemble_text
-from hilbridge.toolchain.disasm import disassemble
+from hilbridge.toolchain.disasm import bios_symbols, disassemble
 
 DEFINED = [instruction for instruction in INSTRUCTIONS if instruction.defined]
 HALF = 0x800
@@ -112,3 +112,14 @@ def test_valid_programs_survive_asm_disasm_asm(program, labels, bios_names):
     second = assemble_text(listing, "listing.asm")
     assert (second.origin, second.image) == (first.origin, first.image)
     assert disassemble(second.image, second.origin, labels=labels, bios_names=bios_names) == listing
+
+
+def test_every_bios_name_assembles():
+    """Calls to all BIOS entry points, named, assemble back (no name clashes with asl keywords)."""
+    addresses = sorted(bios_symbols())
+    image = b"".join(bytes([0x14 | (address >> 3) & 0xE0, address & 0xFF]) for address in addresses)
+    text = disassemble(image, 0x400, bios_names=True)
+    for address in addresses:
+        assert f"call    {bios_symbols()[address].name}" in text
+    result = assemble_text(text, "bios_calls.asm")
+    assert result.image == image and result.warnings == []
