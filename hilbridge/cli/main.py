@@ -15,6 +15,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.carts", "carts"),
     ("hilbridge.cli.disasm", "disasm"),
     ("hilbridge.cli.asm", "asm"),
+    ("hilbridge.cli.oracle", "oracle"),
 )
 
 
