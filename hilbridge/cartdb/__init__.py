@@ -75,6 +75,14 @@ class Cartridge:
         return tuple(rom for rom in self.roms if rom.dataarea == PROGRAM_AREA and rom.has_data)
 
     @property
+    def file_name(self) -> str:
+        """A name for a dump of the program ROM: the list's file name, or ``<name>.bin``."""
+        roms = self.program_roms
+        if len(roms) == 1 and roms[0].name.endswith(".bin"):
+            return roms[0].name
+        return f"{self.name}.bin"
+
+    @property
     def program_size(self) -> int:
         """Size of a dump of the program ROM files, concatenated in offset order."""
         return sum(rom.size for rom in self.program_roms)

@@ -123,6 +123,18 @@ def test_real_list_shape():
             cartdb.by_name(cartridge.cloneof)
 
 
+def test_file_name_for_dumps():
+    assert cartdb.by_name("conquest").file_name == "vp_41.bin"
+    assert cartdb.by_name("neutron").file_name == "neutron.bin"  # the list names its file without .bin
+    assert cartdb.by_name("voice").file_name == "voice.bin"  # no program ROM of its own
+
+
+def test_cli_list_everything():
+    result = CliRunner().invoke(cli, ["carts", "list"])
+    assert result.exit_code == 0
+    assert len(result.output.splitlines()) == len(cartdb.entries())
+
+
 def test_by_name_unknown_is_user_error():
     with pytest.raises(HilbridgeError, match="nosuchgame"):
         cartdb.by_name("nosuchgame")
