@@ -1,0 +1,1 @@
+"""Dumping cartridges through an adapter (`dump_cartridge`) and loading images into its emulation."""
