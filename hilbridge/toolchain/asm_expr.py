@@ -396,6 +396,9 @@ class _Parser:
             return lambda context: value
         if token.kind == "string":
             string_value = token.value
+            if token.text[0] == "'":
+                # A character constant: a number, through the current CODEPAGE translation.
+                return lambda context: to_int(context, string_value)
             return lambda context: string_value
         if token.kind == "op" and token.text == "(":
             inner = self.expression(_LOWEST_PRIORITY)

@@ -47,6 +47,10 @@ UNSUPPORTED_DIRECTIVES = frozenset(
 )
 
 
+# Include files that asl ships and sources expect; hilbridge has its own versions of them.
+BUILTIN_INCLUDES = {"bitfuncs.inc": "asm_bitfuncs.inc"}
+
+
 class AssemblyError(HilbridgeError):
     """One or more errors in an assembly source; `errors` holds every (message, location) found."""
 
@@ -296,7 +300,7 @@ class _Pass(Context):
         self.segment = "CODE"
         self.counters: dict[str, int] = {"CODE": 0, "DATA": 0, "IDATA": 0, "XDATA": 0}
         self.phase_delta = 0  # logical PC minus the address bytes are stored at
-        self.relaxed = True
+        self.relaxed = False  # asl starts with RELAXED OFF: 017 is decimal
         self.conditionals: list[_Conditional] = []
         self.macros: dict[str, Macro] = {}
         self.registers: dict[str, str] = {}
@@ -851,7 +855,9 @@ class Assembler:
             out.extend(bytes(part) * count)
             return
         literal = _unquote(argument)
-        if literal is not None and (width == 1 or len(literal) != 1):
+        # "..." is a string (one item per character); '...' is a character constant that asl packs
+        # into one number, except that DB takes its characters one by one as well.
+        if literal is not None and (width == 1 or argument[0] == '"'):
             for char in literal:
                 out.extend(self._charset_code(state, char).to_bytes(width, "little"))
             return
@@ -953,6 +959,9 @@ class Assembler:
         for candidate in candidates:
             if candidate.is_file():
                 return candidate
+        builtin = BUILTIN_INCLUDES.get(name.lower())
+        if builtin is not None:
+            return Path(str(resources.files(__package__).joinpath(builtin)))
         state.hard_error(f"cannot find include file '{name}'", column)
         raise _Fatal
 
