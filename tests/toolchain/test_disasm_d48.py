@@ -29,9 +29,10 @@ import re
 import subprocess
 from pathlib import Path
 
+from conftest import require_tool
+
 from hilbridge.mcs48 import INSTRUCTIONS, UNDEFINED_OPCODES
 from hilbridge.toolchain.disasm import Line, decode
-from tests.conftest import require_tool
 
 D48_LINE = re.compile(
     r"^(?:\w+:)?\t(?P<mnemonic>[^\t;]*)(?:\t(?P<operands>[^\t;]*))?\t*"
