@@ -141,6 +141,10 @@ class ConquestRuleset(Ruleset):
     min_players = 2
     max_players = 6
 
+    def __init__(self) -> None:
+        self._board_cache: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        self._legal_cache: tuple[State, str, list[Action]] | None = None
+
     # -- setting up --------------------------------------------------------------------------------
     def default_setup(
         self, players: Sequence[str], options: Mapping[str, Any] | None = None
@@ -162,9 +166,7 @@ class ConquestRuleset(Ruleset):
             not isinstance(p, str) or not p or p == CHANCE for p in players
         ):
             raise IllegalAction(f"player names must be different, non-empty and not {CHANCE!r}")
-        board_data = setup.get("board") or default_board()
-        validate_board(board_data, "setup board")
-        board = compile_board(board_data)
+        board = self._compiled_board(setup.get("board") or default_board())
         options = resolve_options(setup.get("options"))
         homelands = dict(setup.get("homelands") or {})
         if sorted(homelands) != sorted(players):
@@ -205,6 +207,25 @@ class ConquestRuleset(Ruleset):
         }
         self._begin_turn(state, players[0])
         return state
+
+    def _compiled_board(self, board_data: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and compile a board once per board object (playouts reuse one setup)."""
+        cached = self._board_cache.get(id(board_data))
+        if cached is not None and cached[0] is board_data:
+            return cached[1]
+        validate_board(board_data, "setup board")
+        compiled = compile_board(board_data)
+        self._board_cache = {id(board_data): (board_data, compiled)}
+        return compiled
+
+    def legal_actions(self, state: State, player: str) -> list[Action]:
+        """Memoised for the last state asked about (states are never mutated, so identity is enough)."""
+        cached = self._legal_cache
+        if cached is not None and cached[0] is state and cached[1] == player:
+            return list(cached[2])
+        actions = self._legal_actions(state, player)
+        self._legal_cache = (state, player, actions)
+        return list(actions)
 
     # -- small queries ---------------------------------------------------------------------------
     @staticmethod
@@ -280,7 +301,7 @@ class ConquestRuleset(Ruleset):
         return list(state["winners"])
 
     # -- legal actions --------------------------------------------------------------------------
-    def legal_actions(self, state: State, player: str) -> list[Action]:
+    def _legal_actions(self, state: State, player: str) -> list[Action]:
         if player not in self.current_players(state) or player == CHANCE:
             return []
         phase = state["phase"]
