@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
@@ -155,6 +156,11 @@ class Supremacy(Ruleset):
             "winners": None,
             "events": [event("setup", players=players)],
         }
+        # S-0.choose: the players roll for the order of choosing superpowers (seeded setup dice).
+        rng = random.Random(f"supremacy-setup:{seed}")
+        while state["phase"] == "dps":
+            self._chance_dps(state, Action("roll", CHANCE, {"value": rng.randint(1, 6)}))
+            self._settle(state)
         return state
 
     # ---------------------------------------------------------------- who moves
@@ -419,11 +425,13 @@ class Supremacy(Ruleset):
                 if not force:
                     continue
                 same = [zone] if self.board.zones[zone].is_dark_sea else []
+                if self.board.zones[zone].is_land:
+                    sizes = (("direct", force[ARMY]),)
+                else:  # navies convoying armies stay with them
+                    free = force[NAVY] - -(-force[ARMY] // self._capacity(state))
+                    sizes = (("direct", free), ("amphibious", force[ARMY]))
                 for target in (*self.board.zones[zone].adjacent, *same):
-                    for mode, units in (
-                        ("direct", force[ARMY] if self.board.zones[zone].is_land else force[NAVY]),
-                        ("amphibious", force[ARMY] if not self.board.zones[zone].is_land else 0),
-                    ):
+                    for mode, units in sizes:
                         if units:
                             act = Action(
                                 "attack", player, {"from": zone, "to": target, "units": units, "mode": mode}
@@ -968,6 +976,8 @@ class Supremacy(Ruleset):
             # S-4.C.conv.use: armies attack an adjacent territory or navies in an adjacent light sea.
             if force[ARMY] < units or not (b.is_land or b.is_light_sea):
                 return "armies attack an adjacent territory or light blue sea"
+        elif force[ARMY] > (force[NAVY] - units) * self._capacity(state):
+            return "navies convoying armies cannot leave them adrift"
         elif a.is_light_sea:
             # navies in a light sea attack navies in adjacent light seas or armies in adjacent territories.
             if force[NAVY] < units or b.is_dark_sea:
@@ -1074,15 +1084,11 @@ class Supremacy(Ruleset):
         hits_on_defender = min(defence, rules.kills(rolls.get("attacker", [])))
         hits_on_attacker = rules.kills(rolls.get("defender", []) + rolls.get("militia", []))
         if defender:
-            carried = self._force(state, dst, defender)[ARMY] if d_index == NAVY else 0
             self._add_units(
                 state, dst, defender, *([-hits_on_defender, 0] if d_index == ARMY else [0, -hits_on_defender])
             )
             if d_index == NAVY:
-                # "If a navy is sunk while convoying armies, the armies are lost as well."
-                left = self._force(state, dst, defender)[NAVY] * self._capacity(state)
-                if carried > left:
-                    self._add_units(state, dst, defender, -(carried - left), 0)
+                self._sink_convoyed(state, dst, defender)
         attacking = battle["units"]
         lost = min(attacking, hits_on_attacker)
         battle["survivors"] = attacking - lost
@@ -1090,6 +1096,7 @@ class Supremacy(Ruleset):
             # S-4.T.amphibious: the defender may also remove the navies used in the battle.
             navies_lost = min(battle["support"], hits_on_attacker - attacking)
             self._add_units(state, src, attacker, 0, -navies_lost)
+            self._sink_convoyed(state, src, attacker)
         state["events"].append(
             event("battle", rolls=dict(rolls), defender_losses=hits_on_defender, attacker_losses=lost)
         )
@@ -1132,6 +1139,13 @@ class Supremacy(Ruleset):
                 steps.append(["counter", defender])
         state["steps"] = steps + state["steps"]
         self._next_step(state)
+
+    def _sink_convoyed(self, state: State, zone: str, player: str) -> None:
+        """S-4.C.conv.D: "If a navy is sunk while convoying armies, the armies are lost as well"."""
+        force = self._force(state, zone, player)
+        excess = force[ARMY] - force[NAVY] * self._capacity(state)
+        if excess > 0:
+            self._add_units(state, zone, player, -excess, 0)
 
     def _capture(self, state: State, zone: str, captor: str) -> None:
         """S-4.C.conv.D occupation: the captor takes the resource cards of the captured zone

@@ -25,8 +25,7 @@ def start(powers: dict[str, str] | None = None, **options) -> dict:
     """A game after setup: the players chose the given superpowers in this order; Stage 1 is next."""
     powers = powers or {"ann": "USA", "bob": "CSA"}
     state = R.initial_state(R.default_setup(list(powers), options), 0)
-    for value in range(6, 6 - len(powers), -1):
-        state = R.apply(state, Action("roll", CHANCE, {"value": value}))
+    state.update(active=list(powers), turn=next(iter(powers)))  # choosing order fixed for the test
     for player, code in powers.items():
         state = R.apply(state, Action("choose", player, {"power": code}))
     return state
@@ -73,17 +72,18 @@ def battle_position() -> dict:
 
 
 # ---------------------------------------------------------------- setting up (S-0)
-def test_S_0_choose_highest_roll_chooses_first_and_ties_roll_again():
-    state = R.initial_state(R.default_setup(["ann", "bob", "cid"]), 0)
-    for value in (3, 5, 5):  # ann 3, bob 5, cid 5: bob and cid tie and roll again
-        state = R.apply(state, Action("roll", CHANCE, {"value": value}))
-    assert state["phase"] == "dps"
-    for value in (2, 4):  # bob 2, cid 4
-        state = R.apply(state, Action("roll", CHANCE, {"value": value}))
-    assert state["phase"] == "choose" and state["turn"] == "cid"
-    assert events(state, "choice_order")[0]["order"] == ["cid", "bob", "ann"]
+@pytest.mark.parametrize("seed", range(12))
+def test_S_0_choose_highest_roll_chooses_first(seed):
+    players = ["ann", "bob", "cid", "dee"]
+    state = R.initial_state(R.default_setup(players), seed)
+    first_round = {e["player"]: e["value"] for e in events(state, "roll")[: len(players)]}
+    order = events(state, "choice_order")[0]["order"]
+    assert sorted(order) == sorted(players)
+    assert first_round[order[0]] == max(first_round.values())
+    assert first_round[order[-1]] == min(first_round.values())
+    assert (state["phase"], state["turn"]) == ("choose", order[0])
     with pytest.raises(IllegalAction):
-        act(state, "ann", "choose", power="USA")
+        act(state, order[1], "choose", power="USA")
 
 
 def test_S_0_choose_unchosen_piles_return_to_the_deck():
@@ -181,9 +181,7 @@ def test_S_2_A_production_moves_meters_and_surplus_is_lost():
 # ---------------------------------------------------------------- blind bid and player sequence
 def test_S_BB_bids_are_secret_until_all_have_bid():
     game = Game(R, R.default_setup(["ann", "bob", "cid"]), 5)
-    for value in (6, 5, 4):
-        game.apply(Action("roll", CHANCE, {"value": value}))
-    for player, code in (("ann", "USA"), ("bob", "CSA"), ("cid", "LEN")):
+    for player, code in zip(game.state["active"], ("USA", "CSA", "LEN"), strict=True):
         game.apply(Action("choose", player, {"power": code}))
     for player in ("ann", "bob", "cid"):
         game.apply(Action("pay_salaries", player))
@@ -221,13 +219,16 @@ def test_S_BB_no_cubes_no_bid_and_cubes_return_next_cycle():
     assert state["phase"] == "salaries" and state["cubes"] == {"ann": 3, "bob": 3} and state["cycle"] == 3
 
 
-def test_S_DPS_rolls_decide_the_sequence():
-    state = put(start(), "bid", None, 3, [])
-    state = R.apply_joint(state, {p: Action("bid", p, {"cubes": 1}) for p in ("ann", "bob")})
+def test_S_DPS_rolls_decide_the_sequence_and_ties_roll_again():
+    state = put(start({"ann": "USA", "bob": "CSA", "cid": "LEN"}), "bid", None, 3, [])
+    state = R.apply_joint(state, {p: Action("bid", p, {"cubes": 1}) for p in ("ann", "bob", "cid")})
     assert R.current_players(state) == (CHANCE,)
-    state = R.apply(state, Action("roll", CHANCE, {"value": 2}))  # ann
-    state = R.apply(state, Action("roll", CHANCE, {"value": 6}))  # bob
-    assert state["sequence"] == ["bob", "ann"] and state["turn"] == "bob"
+    for value in (3, 5, 5):  # ann 3, bob 5, cid 5: bob and cid tie and roll again
+        state = R.apply(state, Action("roll", CHANCE, {"value": value}))
+    assert state["phase"] == "dps"
+    for value in (2, 4):  # bob 2, cid 4
+        state = R.apply(state, Action("roll", CHANCE, {"value": value}))
+    assert state["sequence"] == ["cid", "bob", "ann"] and (state["phase"], state["turn"]) == ("sell", "cid")
 
 
 def test_S_DPS_double7_two_cubes_buy_and_prospect_one_cube_either():

@@ -1,0 +1,72 @@
+"""Random Supremacy games: invariants, save/load, undo and hidden bids (the engine's conformance checks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hilbridge.game import Game, get_ruleset
+from hilbridge.game.conformance import (
+    check_json_state,
+    check_save_load_continue,
+    check_undo_to_start,
+    check_views_hide,
+    play_random_moves,
+    random_playout,
+)
+from hilbridge.game.supremacy import Supremacy
+
+R = get_ruleset("supremacy")
+NAMES = ["ann", "bob", "cid", "dee", "eve", "fay"]
+
+
+def setup(players: int, turn_cap: int = 2) -> dict:
+    return R.default_setup(NAMES[:players], {"turn_cap": turn_cap})
+
+
+def test_registered_under_its_name():
+    assert isinstance(R, Supremacy) and R.name == "supremacy"
+
+
+@pytest.mark.slow
+def test_2000_random_playouts_finish_with_invariants_holding():
+    """Random legal moves and random dice; check_invariants runs after every move."""
+    finished = 0
+    for seed in range(2000):
+        result = random_playout(R, setup(2 + seed % 5), seed)
+        assert result.terminal, f"seed {seed} neither finished nor reached the turn cap"
+        finished += 1
+    assert finished == 2000
+
+
+def test_longer_random_games_reach_battles_and_every_stage():
+    kinds: set[str] = set()
+    for seed in range(12):
+        game = Game(R, setup(2 + seed % 3, turn_cap=6), seed)
+        play_random_moves(game, 5000, policy_seed=seed)
+        assert game.is_terminal()
+        check_json_state(game.state)
+        kinds.update(e["kind"] for e in game.events(everything=True))
+    assert {"battle", "sell", "buy", "trade", "move", "build", "flip", "production", "borrow"} <= kinds
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_save_load_continue_equals_never_saving(seed):
+    check_save_load_continue(R, setup(3, turn_cap=3), seed, split=120, total=300)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_undo_back_to_the_start_reproduces_every_state(seed):
+    assert check_undo_to_start(R, setup(3, turn_cap=3), seed, total=250) > 50
+
+
+def test_bids_never_visible_to_others_during_random_games():
+    game = Game(R, setup(4, turn_cap=3), 9)
+    for _ in range(400):
+        play_random_moves(game, 1, policy_seed=9)
+        check_views_hide(game, lambda state: {})
+        for player in game.setup["players"]:
+            for other, move in game.commits.items():
+                if other != player:
+                    assert move.to_json() not in [e.get("action") for e in game.events(player)]
+        if game.is_terminal():
+            break
