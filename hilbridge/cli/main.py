@@ -16,6 +16,11 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.disasm", "disasm"),
     ("hilbridge.cli.asm", "asm"),
     ("hilbridge.cli.oracle", "oracle"),
+    ("hilbridge.cli.devices", "devices"),
+    ("hilbridge.cli.dump", "dump"),
+    ("hilbridge.cli.load", "load"),
+    ("hilbridge.cli.load", "unload"),
+    ("hilbridge.cli.sim", "sim"),
 )
 
 
