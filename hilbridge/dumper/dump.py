@@ -26,6 +26,7 @@ from hilbridge.dumper.detect import Detection, Region, detect
 from hilbridge.errors import HilbridgeError
 from hilbridge.files import write_atomic
 from hilbridge.link.adapter import Adapter
+from hilbridge.link.errors import LinkError
 
 STATE_FORMAT = 1
 CHUNK_SIZE = 1024
@@ -172,10 +173,10 @@ class _Progress:
 
 
 def output_name(matches: list[cartdb.Match], image: bytes) -> str:
-    """`<MAME short name>.bin` for an identified cartridge, `unknown-<crc32>.bin` otherwise."""
+    """The list's file name for an identified cartridge (e.g. vp_41.bin), `unknown-<crc32>.bin` otherwise."""
     exact = [match for match in matches if match.exact]
     if exact:
-        return f"{exact[0].cartridge.name}.bin"
+        return exact[0].cartridge.file_name
     return f"unknown-{zlib.crc32(image):08x}.bin"
 
 
@@ -222,6 +223,12 @@ def dump_cartridge(
                 if progress:
                     progress(done_bytes, total)
                 state.save()
+    except LinkError as error:
+        state.save(force=True)
+        raise LinkError(
+            f"dump interrupted: {error.message}",
+            hint=f"progress is saved in {state.data_path}; run the same command again to resume",
+        ) from None
     except BaseException:
         state.save(force=True)
         raise

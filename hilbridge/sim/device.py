@@ -78,6 +78,11 @@ class SimulatedAdapter:
         self.capture: Any = None  # a hilbridge.sim.capture.CaptureStream while capturing
 
     # -- byte interface ---------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """True while the device produces bytes of its own (a capture stream), not only replies."""
+        return self.capture is not None
+
     def receive(self, data: bytes) -> None:
         for frame in self._decoder.feed(data):
             self.counters["frames_in"] += 1

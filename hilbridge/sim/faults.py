@@ -117,6 +117,10 @@ class FaultyEndpoint:
         self.sent = 0
         self.disconnected = False
 
+    @property
+    def busy(self) -> bool:
+        return self.device.busy or bool(self._held) or time.monotonic() < self._stalled_until
+
     def _check(self) -> None:
         if self.disconnected:
             raise LinkDisconnected("simulated adapter: disconnected (fault injection)")

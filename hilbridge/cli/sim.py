@@ -1,0 +1,50 @@
+"""`hilbridge sim serve`: run the simulated adapter for other processes (socket or pty)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import click
+
+from hilbridge.sim import build_device
+from hilbridge.sim.faults import FaultPlan
+from hilbridge.sim.serve import serve_pty, serve_socket
+
+
+@click.group()
+def sim() -> None:
+    """The simulated adapter (no hardware needed)."""
+
+
+@sim.command()
+@click.option("--port", type=click.IntRange(0, 65535), help="Serve on TCP 127.0.0.1:PORT (0: any free port).")
+@click.option("--pty", "use_pty", is_flag=True, help="Serve on a new pseudo-terminal (like /dev/ttyACM0).")
+@click.option("--cart", type=click.Path(dir_okay=False), help="Cartridge image in the slot (default: demo).")
+@click.option("--type", "mapper", help="Mapper of --cart, or of the demo image (e.g. o2_rally).")
+@click.option("--size", type=int, help="Size of the demo image in bytes.")
+@click.option("--faults", default="", help="Faults, e.g. drop=0.01,corrupt=0.01,dup=0.01,seed=1.")
+@click.option("--serial", default="SIM-0001", show_default=True, help="Serial number reported by HELLO.")
+def serve(
+    port: int | None,
+    use_pty: bool,
+    cart: str | None,
+    mapper: str | None,
+    size: int | None,
+    faults: str,
+    serial: str,
+) -> None:
+    """Serve the simulated adapter until interrupted; prints the device name to pass to -d."""
+    if (port is None) == (not use_pty):
+        raise click.UsageError("give exactly one of --port N and --pty")
+    plan = FaultPlan.parse(faults)
+    device = build_device(cart, mapper, size, plan, serial)
+
+    def announce(name: str) -> None:
+        click.echo(f"simulated adapter on {name}  (use: hilbridge dump -d {name})")
+        click.get_text_stream("stdout").flush()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        if use_pty:
+            serve_pty(device, plan, announce=announce)
+        else:
+            serve_socket(device, port or 0, plan, announce=announce)
