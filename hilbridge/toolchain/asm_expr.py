@@ -248,6 +248,8 @@ def tokenize(text: str, relaxed: bool = True) -> list[_Token]:
     while position < length:
         match = _TOKEN.match(text, position)
         if match is None:
+            if text[position] in "'\"":
+                raise ExpressionError("string or character constant without its closing quote", position)
             raise ExpressionError(f"unexpected character '{text[position]}'", position)
         kind = match.lastgroup
         token_text = match.group()

@@ -128,6 +128,7 @@ class _Conditional:
     active: bool  # lines in the current branch are assembled
     done: bool  # some branch was (or must be treated as) taken
     parent_active: bool
+    location: SourceLocation | None = None
     else_seen: bool = False
 
 
@@ -414,7 +415,7 @@ class _Pass(Context):
         line = self.line
         if line is None:
             return SourceLocation(self.assembler.main_name)
-        return SourceLocation(line.file, line.number, column)
+        return SourceLocation(line.file, line.number, column if column is not None else 1)
 
     def _with_note(self, message: str) -> str:
         if self.line is not None and self.line.macro_note:
@@ -556,9 +557,7 @@ class Assembler:
             previous_aliases = state.aliases
         assert state is not None
         if state.conditionals and not state.soft_errors:
-            state.line = None
-            state.hard_error("IF without ENDIF at the end of the source")
-            raise AssemblyError(state.hard_errors)
+            raise AssemblyError([("IF without ENDIF", state.conditionals[-1].location)])
         if state.soft_errors:
             raise AssemblyError(_unique(state.soft_errors))
         return self._result(state)
@@ -1039,11 +1038,12 @@ class Assembler:
 
     def _if_common(self, state: _Pass, split: SplitLine, condition: Callable[[], bool]) -> None:
         enclosing = not state.conditionals or state.conditionals[-1].active
+        location = state.location(split.operation_column)
         if not enclosing:
-            state.conditionals.append(_Conditional(False, True, False))
+            state.conditionals.append(_Conditional(False, True, False, location))
             return
         taken = condition()
-        state.conditionals.append(_Conditional(taken, taken, True))
+        state.conditionals.append(_Conditional(taken, taken, True, location))
 
     def _condition_value(self, state: _Pass, split: SplitLine) -> bool:
         if len(split.arguments) != 1:
