@@ -6,6 +6,7 @@ A transport only moves bytes; framing, sequence numbers and retransmission live 
 
 from __future__ import annotations
 
+import select
 import time
 from typing import Protocol
 
@@ -60,21 +61,31 @@ class InProcessTransport:
 
 
 class SerialTransport:
-    """Any pyserial URL: a device node (/dev/ttyACM0), a pty, socket://, rfc2217:// or loop://."""
+    """Any pyserial URL: a device node (/dev/ttyACM0), a pty, socket://, rfc2217:// or loop://.
+
+    The port is opened non-blocking (timeout 0) so a read returns everything that has arrived; waiting
+    for the first byte uses select() on the port's descriptor where it has one (device nodes, ptys,
+    sockets) and short sleeps otherwise (loop://, rfc2217://).
+    """
+
+    READ_SIZE = 65536
 
     def __init__(self, url: str, baudrate: int = 115200):
         import serial
 
         self.name = url
         try:
-            self._port = serial.serial_for_url(url, baudrate=baudrate, timeout=0.05, write_timeout=5)
+            self._port = serial.serial_for_url(url, baudrate=baudrate, timeout=0, write_timeout=5)
         except (serial.SerialException, ValueError, OSError) as error:
             raise DeviceNotFound(
                 f"cannot open {url}: {error}",
                 hint="run `hilbridge devices` to list adapters; use -d sim for the simulated one",
             ) from None
-        self._timeout = 0.05
         self._serial_exception = serial.SerialException
+        try:
+            self._fileno: int | None = self._port.fileno()
+        except (AttributeError, NotImplementedError, self._serial_exception):
+            self._fileno = None
 
     def write(self, data: bytes) -> None:
         try:
@@ -84,17 +95,18 @@ class SerialTransport:
 
     def read(self, timeout: float) -> bytes:
         try:
-            waiting = self._port.in_waiting
-            if waiting:
-                return self._port.read(waiting)
-            if timeout != self._timeout:
-                self._port.timeout = timeout
-                self._timeout = timeout
-            first = self._port.read(1)
-            if not first:
+            data = self._port.read(self.READ_SIZE)
+            if data or timeout <= 0:
+                return data
+            if self._fileno is not None:
+                if select.select([self._fileno], [], [], timeout)[0]:
+                    return self._port.read(self.READ_SIZE)
                 return b""
-            waiting = self._port.in_waiting
-            return first + self._port.read(waiting) if waiting else first
+            deadline = time.monotonic() + timeout
+            while not data and time.monotonic() < deadline:
+                time.sleep(0.0005)
+                data = self._port.read(self.READ_SIZE)
+            return data
         except (self._serial_exception, OSError) as error:
             raise LinkDisconnected(f"{self.name}: {error}") from None
 

@@ -1,7 +1,8 @@
 """The demo cartridge the simulated slot holds by default: our own bytes, generated here.
 
 A 4 KB `o2_rom` image (two 2 KB banks, so a dump shows bank detection at work) with the standard
-header: 0400h jumps to a main loop, 0402h/0406h to `RETR`/`RET`, and each bank carries a readable tag.
+header: 0400h starts a main loop that enables the VDC interrupt, 0402h acknowledges it and calls the
+VSYNC hook 0406h once per frame, and each bank carries a readable tag.
 The rest is a fixed pseudo-random fill so every byte of the dump is checked.
 Images of the other mapper types, for tests and `sim serve --type`, come from `demo_image(mapper, size)`.
 """
@@ -15,14 +16,21 @@ from hilbridge.machine.cartridge import MAPPER_TYPES
 DEMO_MAPPER = "o2_rom"
 DEMO_SIZE = 4096
 
-_JMP = 0x04  # JMP addr11: opcode = 04h | (A10..A8 << 5), then A7..A0
-_RET = 0x83
-_RETR = 0x93
-_NOP = 0x00
-
-
-def _jmp(target: int) -> bytes:
-    return bytes((_JMP | ((target >> 8) & 0x07) << 5, target & 0xFF))
+# CPU 0400h onwards, the same in every bank. The boot BIOS enters at 0400h (reset) and 0402h (/INT).
+_HEADER = bytes.fromhex(
+    "840C"  # 0400 JMP 040Ch      reset: to main
+    "8411"  # 0402 JMP 0411h      /INT: to irq
+    "0000"  # 0404 NOP, NOP       (timer interrupt unused)
+    "83"  # 0406 RET              VSYNC hook, called once per frame (what FRAME_SYNC watches)
+    "0000000000"  # 0407-040B
+    "99B7"  # 040C ANL P1,#0B7h   main: VDC and external bus enabled (P13 = P16 = 0), bank kept
+    "05"  # 040E EN I
+    "840F"  # 040F JMP 040Fh      idle
+    "B8A1"  # 0411 MOV R0,#0A1h   irq: read the VDC status, which acknowledges /INT
+    "80"  # 0413 MOVX A,@R0
+    "9406"  # 0414 CALL 0406h
+    "93"  # 0416 RETR
+)
 
 
 def demo_image(mapper: str = DEMO_MAPPER, size: int = DEMO_SIZE, seed: int = 2600) -> bytes:
@@ -34,7 +42,6 @@ def demo_image(mapper: str = DEMO_MAPPER, size: int = DEMO_SIZE, seed: int = 260
     bank_size = MAPPER_TYPES[mapper].bank_size
     start = MAPPER_TYPES[mapper].program_offset
     for bank, base in enumerate(range(start, size, bank_size)):
-        header = _jmp(0x408) + _jmp(0x40A) + bytes((_NOP, _NOP)) + _jmp(0x40B) + _jmp(0x408)
-        header += bytes((_RETR, _RET)) + f"HILBRIDGE DEMO {mapper} BANK {bank}".encode("ascii")
-        image[base : base + len(header)] = header
+        program = _HEADER + f"HILBRIDGE DEMO {mapper} BANK {bank}".encode("ascii")
+        image[base : base + len(program)] = program
     return bytes(image)

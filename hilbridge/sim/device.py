@@ -23,6 +23,7 @@ from hilbridge.link.protocol import (
     MAPPER_IDS,
     MAPPER_NAMES,
     MAX_PAYLOAD,
+    MESSAGES,
     PROTOCOL_VERSION,
     STROBES,
     Frame,
@@ -105,6 +106,8 @@ class SimulatedAdapter:
     # -- request handling -------------------------------------------------------------------------
     def _answer(self, frame: Frame) -> bytes:
         key = bytes((frame.type,)) + frame.payload
+        if frame.type == MESSAGES["HELLO"].id:
+            self._replies.clear()  # HELLO starts a session: earlier sequence numbers mean nothing now
         cached = self._replies.get(frame.seq)
         if cached is not None and cached[0] == key:
             self.counters["duplicates"] += 1

@@ -1,0 +1,178 @@
+"""Protocol conformance: one suite, run unchanged over every transport to the simulated adapter.
+
+Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process; a pty
+served by `hilbridge sim serve --pty` in another process, opened through pyserial; and pyusb through
+the simulated backend. Expected cartridge bytes come from the cartridge model, not from the link.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from hilbridge.link.adapter import Adapter, capture_records
+from hilbridge.link.errors import DeviceError
+from hilbridge.link.protocol import (
+    MESSAGES,
+    PROTOCOL_VERSION,
+    encode_frame,
+    pack_fields,
+)
+from hilbridge.link.transport import InProcessTransport, SerialTransport
+from hilbridge.link.usb import UsbTransport
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.sim import build_device
+from hilbridge.sim.demo import DEMO_MAPPER, demo_image
+from hilbridge.sim.usb_backend import SimulatedUsbBackend
+
+TRANSPORTS = ("in-process", "socket", "pty", "usb")
+
+
+def _serve(*arguments: str) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hilbridge", "sim", "serve", *arguments],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    line = process.stdout.readline()
+    assert line.startswith("simulated adapter on "), line
+    return process, line.split()[3]
+
+
+@pytest.fixture(params=TRANSPORTS, scope="module")
+def adapter(request):
+    process = None
+    if request.param == "in-process":
+        transport = InProcessTransport(build_device())
+    elif request.param == "usb":
+        transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
+    elif request.param == "socket":
+        process, url = _serve("--port", "0")
+        transport = SerialTransport(url)
+    else:
+        process, path = _serve("--pty")
+        transport = SerialTransport(path)
+    device = Adapter(transport)
+    yield device
+    device.close()
+    if process is not None:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_cartridge(demo_image(), DEMO_MAPPER)
+
+
+def test_hello_reports_version_capabilities_and_serial(adapter):
+    assert adapter.info.protocol == PROTOCOL_VERSION
+    assert {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"} <= adapter.info.capabilities
+    assert adapter.info.serial == "SIM-0001"
+    assert "simulated adapter" in adapter.firmware_info()
+
+
+def test_program_reads_match_the_cartridge_model_in_every_bank(adapter, demo):
+    for bank in range(4):
+        p1 = 0xFC | bank
+        expected = bytes(demo.fetch(address, p1, 0) for address in range(0x400, 0x1000))
+        assert adapter.read(0x400, 0xC00, p1=p1) == expected
+
+
+def test_movx_read_of_a_plain_rom_is_not_driven(adapter):
+    assert adapter.read(0x00, 0x100, p1=0xFF, strobe="MOVX_READ") == b"\xff" * 0x100
+
+
+def test_out_of_range_read_is_refused_with_bad_argument(adapter):
+    with pytest.raises(DeviceError) as refused:
+        adapter.read(0x100, 16)
+    assert refused.value.name == "BAD_ARGUMENT"
+    assert adapter.read(0x400, 4) == demo_image()[:4]  # the link still works afterwards
+
+
+def test_unknown_message_and_garbage_are_survived(adapter):
+    link = adapter.link
+    link.transport.write(b"\x17garbage\x00\x00\xff\xfe" + bytes(range(1, 200)) + b"\x00")
+    link.transport.write(encode_frame(0x55, 200, b"??"))
+    reply = b""
+    for _ in range(50):
+        reply += link.transport.read(0.05)
+        if reply.endswith(b"\x00"):
+            break
+    frames = [f for f in link._decoder.feed(reply)]
+    assert frames and frames[0].type == 0xFF and frames[0].seq == 200
+    assert frames[0].payload[0] == 2  # UNKNOWN_MESSAGE
+    assert adapter.status()["frames_bad"] >= 1
+
+
+def test_duplicate_request_is_answered_from_memory_not_run_again(adapter):
+    before = adapter.status()["duplicates"]
+    message = MESSAGES["FIRMWARE_INFO"]
+    wire = encode_frame(message.id, 77, pack_fields(message.request, {}))
+    adapter.link.transport.write(wire + wire)
+    data = b""
+    for _ in range(50):
+        data += adapter.link.transport.read(0.05)
+        if data.count(b"\x00") >= 2:
+            break
+    replies = adapter.link._decoder.feed(data)
+    assert [f.seq for f in replies] == [77, 77] and replies[0] == replies[1]
+    assert adapter.status()["duplicates"] == before + 1
+
+
+def test_pipelined_reads_come_back_in_order(adapter, demo):
+    requests = [
+        ("CART_READ", {"p1": 0xFC, "p2": 0, "strobe": 0, "address": 0x400 + 16 * i, "length": 16})
+        for i in range(100)
+    ]
+    replies = adapter.link.transact(requests)
+    expected = bytes(demo.fetch(a, 0xFC, 0) for a in range(0x400, 0x400 + 1600))
+    assert b"".join(reply["data"] for reply in replies) == expected
+
+
+def test_upload_is_verified_by_read_back_crc_and_emulation_toggles(adapter):
+    image = demo_image("o2_rally", 16384)
+    assert adapter.upload(image, "o2_rally") == zlib.crc32(image)
+    state = adapter.emulation(True)
+    assert (state["enabled"], state["mapper"], state["size"], state["crc32"]) == (
+        1,
+        "o2_rally",
+        16384,
+        zlib.crc32(image),
+    )
+    assert adapter.status()["emulating"] == 1
+    with pytest.raises(DeviceError) as busy:
+        adapter.upload(image, "o2_rally")
+    assert busy.value.name == "BUSY"
+    assert adapter.emulation(False)["enabled"] == 0
+
+
+def test_latch_write_switches_banks_only_on_a_latch_cartridge(adapter, demo):
+    before = adapter.read(0x400, 64, p1=0xFE)
+    adapter.write(0x80, 1, p1=0xEE)
+    expected = bytes(demo.fetch(a, 0xFE, 0) for a in range(0x400, 0x440))
+    assert adapter.read(0x400, 64, p1=0xFE) == before == expected
+
+
+def test_capture_streams_numbered_chunks_with_frame_sync(adapter):
+    adapter.capture_start(("FETCH", "MOVX_WRITE"))
+    events = []
+    for _ in range(40):
+        events += adapter.capture_events(0.05)
+        if sum(1 for name, _ in events if name == "FRAME_SYNC") >= 2:
+            break
+    totals = adapter.capture_stop()
+    events += adapter.capture_events(0.05)
+    chunks = [values for name, values in events if name == "CAPTURE_CHUNK"]
+    assert [c["chunk_seq"] for c in chunks] == list(range(len(chunks)))
+    records = [r for c in chunks for r in capture_records(c["records"])]
+    assert records and all(r.kind in ("FETCH", "MOVX_WRITE") for r in records)
+    assert any(r.kind == "FETCH" and r.address == 0x406 for r in records)
+    assert [r.cycle for r in records] == sorted(r.cycle for r in records)
+    assert totals["chunks"] >= len(chunks) and totals["dropped"] == 0
+    assert any(name == "FRAME_SYNC" for name, _ in events)
