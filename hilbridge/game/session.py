@@ -52,6 +52,7 @@ class Game:
         self.seed = int(seed)
         self.initial = ruleset.initial_state(self.setup, self.seed)
         self.entries: list[LogEntry] = []
+        self._undone: list[LogEntry] = []  # removed by the last undo, so it can be described safely
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -165,13 +166,13 @@ class Game:
         Returns the removed actions, newest first (callers show them through `describe_action`
         so a secret commit is not revealed to whoever watches the undo).
         """
-        removed: list[Action] = []
+        removed: list[LogEntry] = []
         while self.entries:
-            entry = self.entries.pop()
-            removed.append(entry.action)
-            if entry.action.player != CHANCE:
+            removed.append(self.entries.pop())
+            if removed[-1].action.player != CHANCE:
                 break
-        return removed
+        self._undone = removed
+        return [entry.action for entry in removed]
 
     def describe_action(self, action: Action, player: str | None) -> str:
         """`action` as `player` may see it: another player's commit shows only who committed."""
@@ -180,9 +181,11 @@ class Game:
         return str(action)
 
     def _was_commit(self, action: Action) -> bool:
+        wanted = action.to_json()
         return any(
-            item["kind"] == "commit" and item["action"] == action.to_json()
-            for item in self.events(everything=True)
+            item["kind"] == "commit" and item["action"] == wanted
+            for entry in (*self.entries, *self._undone)
+            for item in entry.events
         )
 
     # -- saving --------------------------------------------------------------------------------

@@ -1,0 +1,231 @@
+"""`hilbridge game`: start, play, show, undo and replay board games stored in a save file.
+
+A thin layer over `hilbridge.game`: every command loads the save (which checks it), acts, and
+writes it back atomically, so a bad command or a corrupt file never costs the last good save.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
+from hilbridge.game.registry import RULESET_MODULES
+
+
+def _parse_value(text: str) -> Any:
+    """`3` → 3, `true` → True, anything that is not JSON stays a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _pairs(items: tuple[str, ...], what: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, separator, value = item.partition("=")
+        if not separator or not key:
+            raise HilbridgeError(f"{what} must look like NAME=VALUE, not {item!r}")
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+def action_label(action: Action) -> str:
+    """How an action is shown and typed: its kind followed by its parameter values."""
+    return " ".join([action.kind, *(str(value) for value in action.params.values())])
+
+
+def _show(game: Game, player: str | None) -> str:
+    view = game.view(player)
+    lines = [game.ruleset.describe(view)]
+    if game.is_terminal():
+        return "\n".join(lines)
+    waiting = game.current_players()
+    lines.append("waiting for: " + (", ".join(waiting) if waiting != (CHANCE,) else "a battle result"))
+    return "\n".join(lines)
+
+
+def _choices(game: Game, player: str) -> str:
+    return "\n".join(
+        f"  {number:>2}. {action_label(a)}" for number, a in enumerate(game.legal_actions(player), 1)
+    )
+
+
+def _pick(game: Game, player: str, text: str) -> Action:
+    options = game.legal_actions(player)
+    text = text.strip()
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1]
+    for action in options:
+        if action_label(action).casefold() == " ".join(text.split()).casefold():
+            return action
+    raise HilbridgeError(f"{text!r} is not one of {player}'s moves (type its number or its name)")
+
+
+class PromptResolver:
+    """Players type the battle result the console screen shows (dice drills are rolled here)."""
+
+    def resolve(self, request: CombatRequest, rng: Any) -> dict[str, Any]:
+        if "dice" in request.params:
+            return DiceResolver().resolve(request, rng)
+        sides = [request.attacker, request.defender]
+        winner = click.prompt(
+            f"Battle {request.attacker} vs {request.defender}: winner", type=click.Choice(sides)
+        )
+        if request.kind != "end_game_battle":
+            return {"winner": winner}
+        energy = {
+            side: click.prompt(f"energy units left on screen for {side}", type=click.IntRange(0))
+            for side in sides
+        }
+        return {"winner": winner, "energy": energy}
+
+
+@click.group("game")
+def game() -> None:
+    """Board games (Conquest of the World, Supremacy) with console battles."""
+
+
+@game.command("new")
+@click.argument("name", type=click.Choice(sorted(RULESET_MODULES)))
+@click.argument("save", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--players", required=True, help="Comma-separated player names in seating order.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed for dice, draws and shuffles.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="A rules option (ruling).")
+@click.option(
+    "--homeland", "homelands", multiple=True, metavar="PLAYER=COUNTRY", help="Conquest: a HOMELAND."
+)
+@click.option(
+    "--board", type=click.Path(dir_okay=False, path_type=Path), help="Conquest: a replacement board."
+)
+@click.option("--force", is_flag=True, help="Replace an existing save file.")
+def new(
+    name: str,
+    save: Path,
+    players: str,
+    seed: int,
+    options: tuple[str, ...],
+    homelands: tuple[str, ...],
+    board: Path | None,
+    force: bool,
+) -> None:
+    """Start a game of NAME and write it to SAVE."""
+    if save.exists() and not force:
+        raise HilbridgeError(f"{save} exists; use --force to replace it")
+    ruleset = get_ruleset(name)
+    names = [player.strip() for player in players.split(",") if player.strip()]
+    setup = ruleset.default_setup(names, {k: _parse_value(v) for k, v in _pairs(options, "--option").items()})
+    if homelands:
+        setup["homelands"] = {**setup.get("homelands", {}), **_pairs(homelands, "--homeland")}
+    if board is not None:
+        from hilbridge.game.conquest.board import load_board
+
+        setup["board"] = load_board(board)
+    created = Game(ruleset, setup, seed)
+    created.save(save)
+    click.echo(f"{name} for {', '.join(names)} saved to {save}")
+
+
+@game.command("show")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--as", "player", help="Show only what this player may see (default: public view).")
+def show(save: Path, player: str | None) -> None:
+    """Show the board as PLAYER (or a spectator) sees it, and PLAYER's moves."""
+    loaded = Game.load(save)
+    _check_player(loaded, player)
+    click.echo(_show(loaded, player))
+    if player is not None and loaded.legal_actions(player):
+        click.echo(f"{player}'s moves:\n{_choices(loaded, player)}")
+
+
+@game.command("undo")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--as", "player", help="Describe the undone move as this player may see it.")
+def undo(save: Path, player: str | None) -> None:
+    """Take back the last move (and the battle results that followed it)."""
+    loaded = Game.load(save)
+    _check_player(loaded, player)
+    removed = loaded.undo()
+    if not removed:
+        raise HilbridgeError("nothing to undo: the game is at its start")
+    loaded.save(save)
+    for action in removed:
+        click.echo(f"undone: {loaded.describe_action(action, player)}")
+
+
+@game.command("replay")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--as", "player", help="Replay only what this player may see.")
+def replay(save: Path, player: str | None) -> None:
+    """Print the game's event log, step by step, as PLAYER (or a spectator) may see it."""
+    loaded = Game.load(save)
+    _check_player(loaded, player)
+    for item in loaded.events(player):
+        details = {k: v for k, v in item.items() if k not in ("step", "kind", "visible_to")}
+        text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in details.items())
+        click.echo(f"{item['step']:>4} {item['kind']} {text}".rstrip())
+
+
+@game.command("play")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--as", "player", help="Play only this player's moves (others play from their own terminals).")
+@click.option("--random-battles", is_flag=True, help="Let the computer decide battles (no console).")
+def play(save: Path, player: str | None, random_battles: bool) -> None:
+    """Play interactively: type a move's number or name, `undo`, `show`, `log` or `quit`.
+
+    The game is saved after every move.
+    """
+    loaded = Game.load(save)
+    _check_player(loaded, player)
+    resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
+    while not loaded.is_terminal():
+        waiting = loaded.current_players()
+        if waiting == (CHANCE,):
+            try:
+                loaded.step_chance(resolver)
+            except HilbridgeError as error:
+                click.echo(str(error))
+                continue
+            loaded.save(save)
+            continue
+        mover = waiting[0] if player is None else player
+        if mover not in waiting:
+            click.echo(f"waiting for {', '.join(waiting)}; the game is saved in {save}")
+            return
+        click.echo(_show(loaded, mover))
+        click.echo(f"{mover} to move:\n{_choices(loaded, mover)}")
+        try:
+            command = click.prompt(f"{mover}", default="", show_default=False).strip()
+        except click.Abort:
+            click.echo(f"\nsaved in {save}")
+            return
+        if command in ("quit", "q"):
+            click.echo(f"saved in {save}")
+            return
+        if command == "undo":
+            for action in loaded.undo():
+                click.echo(f"undone: {loaded.describe_action(action, mover)}")
+        elif command == "log":
+            for item in loaded.events(mover)[-15:]:
+                click.echo(f"  {item['step']:>4} {item['kind']}")
+            continue
+        elif command in ("show", ""):
+            continue
+        else:
+            try:
+                loaded.apply(_pick(loaded, mover, command))
+            except HilbridgeError as error:
+                click.echo(str(error))
+                continue
+        loaded.save(save)
+    click.echo(_show(loaded, player))
+
+
+def _check_player(loaded: Game, player: str | None) -> None:
+    if player is not None and player not in loaded.setup["players"]:
+        raise HilbridgeError(f"{player!r} does not play in this game ({', '.join(loaded.setup['players'])})")
