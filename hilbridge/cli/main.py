@@ -12,6 +12,7 @@ from hilbridge.errors import HilbridgeError
 
 # (module, attribute) of each command or group. Only capabilities that work are listed.
 COMMANDS: tuple[tuple[str, str], ...] = (
+    ("hilbridge.cli.game", "game"),
     ("hilbridge.cli.carts", "carts"),
     ("hilbridge.cli.disasm", "disasm"),
     ("hilbridge.cli.asm", "asm"),
