@@ -670,3 +670,26 @@ def test_C_19_C_last_player_standing_goes_straight_to_the_end():
     assert game.is_terminal() and game.state["winners"] == ["ann"]
     # 20 + 9 (HOMELAND) + 1 (bob's 1000 chips, converted at the end)
     assert game.state["record"]["ann"] == 2 * 30
+
+
+def test_COTW_A13_a_side_with_no_units_has_run_out_without_a_battle():
+    game = end_game({"ann": 0, "bob": 20, "cy": 30})
+    # ann (0 units) challenges bob: no battle; bob's whole 2000-unit entry comes back as +2 spaces.
+    assert game.state["record"]["bob"] == 2 * 22
+    duel = game.state["ladder"]["duel"]
+    assert (duel["attacker"], duel["defender"]) == ("bob", "cy")
+
+
+def test_COTW_A14_countries_freed_in_the_final_round_stay_unoccupied():
+    game = game_at(
+        options={"final_round_homeland_attacks": True},
+        owners={"ann": WEST_GERMANY_BORDER},
+        allied={"cy": ["Maghreb"]},
+        chips={"ann": 8_000},
+        final_round=["ann", "bob", "cy"],
+    )
+    act(game, "ann", "attack_homeland", country="West Germany")
+    battle(game, "ann")
+    assert game.state["owner"]["Maghreb"] is None and "Maghreb" not in game.state["ally_of"]
+    assert game.state["final_round"] == ["bob"]
+    assert ("occupy", "Maghreb") not in kinds(game, "bob")
