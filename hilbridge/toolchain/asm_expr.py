@@ -53,6 +53,7 @@ class Context:
 
 
 Node = Callable[[Context], Value]
+MAX_DEPTH = 150  # nesting of parentheses and unary operators; keeps far from Python's recursion limit
 
 # Binary operators: spelling -> (priority, function on two ints). Lower priority binds tighter.
 _LOGICAL_SHIFT_BITS = 64
@@ -338,6 +339,7 @@ class _Parser:
     def __init__(self, tokens: list[_Token], text: str):
         self.tokens = tokens
         self.index = 0
+        self.depth = 0
         self.text = text
 
     def peek(self) -> _Token | None:
@@ -367,6 +369,16 @@ class _Parser:
         return spelling, BINARY_OPERATORS[spelling][0]
 
     def expression(self, max_priority: int) -> Node:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            token = self.peek()
+            raise ExpressionError("expression nested too deeply", token.offset if token else 0)
+        try:
+            return self._expression(max_priority)
+        finally:
+            self.depth -= 1
+
+    def _expression(self, max_priority: int) -> Node:
         left = self.unary(max_priority)
         while True:
             found = self.binary_operator()

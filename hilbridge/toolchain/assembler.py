@@ -384,6 +384,8 @@ class _Pass(Context):
         return self._undefined(name, offset)
 
     def _undefined(self, name: str, offset: int) -> Value:
+        if name.upper() == "MOMPASS":  # asl's number of the current pass
+            return self.number
         self.unknown = True
         self.soft_error(f"symbol '{name}' is not defined", offset)
         return 0
@@ -448,6 +450,9 @@ class _Pass(Context):
             result = node(self)
         except ExpressionError as error:
             self.soft_error(error.message, column + error.offset)
+            return None
+        except RecursionError:
+            self.hard_error("expression too long or nested too deeply", column)
             return None
         if len(self.soft_errors) > errors_before and self.soft_errors[-1][1].column is not None:
             message, location = self.soft_errors[-1]
@@ -563,7 +568,6 @@ class Assembler:
         return self._result(state)
 
     def _predefine(self, state: _Pass) -> None:
-        state.symbols["MOMPASS"] = state.number
         for name, value in self.defines.items():
             key = name if self.case_sensitive else name.upper()
             state.symbols[key] = value
@@ -748,12 +752,17 @@ class Assembler:
         if not split.label:
             state.hard_error(f"{split.operation.upper()} needs a symbol name in the label field", 1)
             return index
-        if len(split.arguments) != 1:
+        if not 1 <= len(split.arguments) <= 2:  # asl allows a segment name after the value
             state.hard_error(f"{split.operation.upper()} takes one value", split.operation_column)
             return index
+        state.unknown = False
         value = state.value(split.arguments[0], split.argument_columns[0])
+        if value is None or state.unknown:
+            # As asl: a value that is not known yet defines nothing in this pass, so circular
+            # definitions stay undefined instead of settling at 0.
+            return index
         constant = split.operation.upper() in ("EQU", "=", "LABEL")
-        state.define(split.label, 0 if value is None else value, split.label_column, constant, local=False)
+        state.define(split.label, value, split.label_column, constant, local=False)
         return index
 
     def _reg(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
