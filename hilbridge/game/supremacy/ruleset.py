@@ -70,11 +70,15 @@ def load_options() -> dict[str, dict[str, Any]]:
 OPTIONS = load_options()
 
 
+_SHARED = ("options", "players", "events")
+"""State keys never changed after setup (shared between states, not copied), and the events."""
+
+
 def _clone(state: State) -> State:
     """A deep copy for the next state (pickle is the fastest deep copy of plain JSON data)."""
-    body = {key: value for key, value in state.items() if key != "events"}
+    body = {key: value for key, value in state.items() if key not in _SHARED}
     copy = pickle.loads(pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
-    copy["events"] = []
+    copy["options"], copy["players"], copy["events"] = state["options"], state["players"], []
     return copy
 
 
@@ -95,6 +99,8 @@ class Supremacy(Ruleset):
 
     def __init__(self, board: Board | None = None):
         self.board = board or load_board()
+        self._land = frozenset(name for name, zone in self.board.zones.items() if zone.is_land)
+        self._dark = frozenset(name for name, zone in self.board.zones.items() if zone.is_dark_sea)
 
     # ---------------------------------------------------------------- setup
     def default_setup(
@@ -320,11 +326,18 @@ class Supremacy(Ruleset):
         ]
 
     def _legal_salaries(self, state: State, player: str) -> list[Action]:
+        """Paying, borrowing, and, when the bill is more than the cash, the cuts that make it payable.
+
+        Leaving a company idle or disbanding a unit while the bill is payable stays legal
+        (`is_legal` accepts it) but is not offered: nobody needs it, and it floods random play.
+        """
         actions = []
         if self._salary_bill(state, player) <= state["cash"][player]:
             actions.append(Action("pay_salaries", player))
         if state["loans"][player] + state["options"]["loan_unit"] <= state["options"]["loan_limit"]:
             actions.append(Action("borrow", player))
+        if actions and actions[0].kind == "pay_salaries":
+            return actions
         for zone, forces in sorted(state["units"].items()):
             force = forces.get(player)
             if force:
@@ -384,14 +397,16 @@ class Supremacy(Ruleset):
         return actions
 
     def _legal_trade(self, state: State, player: str) -> list[Action]:
-        """Representative offers (one unit at the market price); any terms pass `is_legal`."""
+        """Representative offers: to each other player, one unit of the resource the seller holds most
+        of, at the market price. Any other terms are legal too (`is_legal` checks them)."""
         actions = [Action("pass", player)]
         kind = "offer_sell" if state["stage"] == 3 else "offer_buy"
         for other in state["players"]:
             if other == player or not state["alive"][other]:
                 continue
             seller, buyer = (player, other) if kind == "offer_sell" else (other, player)
-            for r in RESOURCES:
+            stock = state["supplies"][seller]
+            for r in (max(RESOURCES, key=lambda item: stock[item]),):
                 price = rules.market_price(state["options"]["market_scale"], state["market"][r])
                 params = {"with": other, "resource": r, "units": 1, "price": price}
                 if self._trade_problem(state, seller, buyer, r, 1, price) is None:
@@ -962,16 +977,19 @@ class Supremacy(Ruleset):
         if mode == "airborne":
             if not (a.is_land and b.is_land) or force[ARMY] < units:
                 return "an airborne assault flies armies from a territory to a territory"
-            if not self._can_spend(state, player, {"oil": units * state["options"]["airlift_oil"]}):
-                return "not enough oil to fly the armies"
+            if not self._can_spend(
+                state, player, {**rules.SET_OF_SUPPLIES, "oil": 1 + units * state["options"]["airlift_oil"]}
+            ):
+                return "not enough oil for a set of supplies and the flight"
         elif not self.board.adjacent(src, dst) and not (a.is_dark_sea and src == dst):
             return f"{dst} is not adjacent to {src}"
         elif mode == "amphibious":
             # S-4.T.amphibious: armies convoyed from a light blue sea onto the target territory.
             if not (a.is_light_sea and b.is_land) or force[ARMY] < units:
                 return "an amphibious assault lands convoyed armies from a light blue sea"
-            if not self._can_spend(state, player, {"grain": units * state["options"]["army_move_grain"]}):
-                return "not enough grain to land the armies"
+            landing = {**rules.SET_OF_SUPPLIES, "grain": 1 + units * state["options"]["army_move_grain"]}
+            if not self._can_spend(state, player, landing):
+                return "not enough grain for a set of supplies and the landing"
         elif a.is_land:
             # S-4.C.conv.use: armies attack an adjacent territory or navies in an adjacent light sea.
             if force[ARMY] < units or not (b.is_land or b.is_light_sea):
@@ -1654,27 +1672,28 @@ class Supremacy(Ruleset):
     def check_invariants(self, before: State, action: Action | None, after: State) -> None:
         """Conservation laws and board legality, checked after every move of a random playout."""
         assert sum(after["cash"].values()) + after["bank"] == 0, "money created or lost outside the bank"
-        caps = {item: self._cap(after, item) for item in COMMODITIES}
-        supplies = after["supplies"]
-        for item in COMMODITIES:
-            total = sum(stock[item] for stock in supplies.values())
-            assert total + after["stock_bank"][item] == 0, f"{item} created or lost outside the bank"
-            assert all(0 <= stock[item] <= caps[item] for stock in supplies.values()), f"{item} out of range"
+        caps = [self._cap(after, item) for item in COMMODITIES]
+        totals = [after["stock_bank"][item] for item in COMMODITIES]
+        for stock in after["supplies"].values():
+            for index, item in enumerate(COMMODITIES):
+                amount = stock[item]
+                assert 0 <= amount <= caps[index], f"{COMMODITIES[index]} out of range"
+                totals[index] += amount
+        assert totals == [0] * len(COMMODITIES), "supplies created or lost outside the bank"
         assert all(cash >= 0 for cash in after["cash"].values()), "negative cash"
         capacity = self._capacity(after)
         clouds = after["clouds"]
+        alive = after["alive"]
         for zone, forces in after["units"].items():
-            info = self.board.zones[zone]
             assert zone not in clouds, f"units on nuked {zone}"
-            assert info.is_dark_sea or len(forces) <= 1, f"{zone} held by several players"
+            assert len(forces) <= 1 or zone in self._dark, f"{zone} held by several players"
+            land = zone in self._land
             for p, (armies, navies) in forces.items():
                 assert armies >= 0 and navies >= 0 and armies + navies > 0, f"bad force {zone} {p}"
-                assert after["alive"][p], f"eliminated {p} still has units"
-                if info.is_land:
-                    assert navies == 0, f"navy on land {zone}"
-                else:
-                    assert armies <= navies * capacity, f"armies adrift in {zone}"
-        alive = after["alive"]
+                assert alive[p], f"eliminated {p} still has units"
+                assert navies == 0 if land else armies <= navies * capacity, (
+                    f"navy on land or armies adrift: {zone}"
+                )
         assert all(alive[holder] for holder in set(after["cards"].values())), "card of a dead player"
         if action is not None and action.kind in ("move", "occupy", "reinforce"):
             assert self.board.adjacent(action.params["from"], action.params["to"]), "move not along the map"
