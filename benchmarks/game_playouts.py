@@ -22,6 +22,7 @@ from hilbridge.game.registry import RULESET_MODULES
 # Options per ruleset that keep a random playout finite (a turn cap); add yours here.
 PLAYOUT_OPTIONS: dict[str, dict] = {
     "conquest": {"max_rounds": 6},
+    "supremacy": {"turn_cap": 2},
 }
 MAX_STEPS = 20_000
 
