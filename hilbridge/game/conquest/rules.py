@@ -775,7 +775,7 @@ class ConquestRuleset(Ruleset):
         if state["options"]["final_tie"] == "seat":
             leaders = leaders[:1]
         state["winners"] = leaders
-        state["events"].append(event("game_over", winners=leaders, records=dict(state["record"])))
+        state["events"].append(event("game_over", winners=leaders, record_halves=dict(state["record"])))
 
     # -- views and checks -----------------------------------------------------------------------
     def view(self, state: State, player: str | None) -> State:
