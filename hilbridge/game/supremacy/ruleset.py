@@ -196,6 +196,33 @@ class Supremacy(Ruleset):
         engine's commit buffer until revealed, and the deck is unordered (each draw is a chance move)."""
         return {key: value for key, value in _clone(state).items() if key != "events"}
 
+    def describe(self, view: State) -> str:
+        """A text board: stage and phase, each superpower's treasury, the market and the forces."""
+        scale = view["options"]["market_scale"]
+        stage = view["stage"]
+        lines = [
+            f"cycle {view['cycle']}, stage {stage} ({STAGE_NAMES.get(stage, 'setup')}), "
+            f"phase {view['phase']}",
+            "market: " + ", ".join(f"{r} ${scale[step]}M" for r, step in view["market"].items()),
+        ]
+        for player in view["players"]:
+            stock = view["supplies"][player]
+            status = "" if view["alive"][player] else " (out)"
+            lines.append(
+                f"{player} {view['power'].get(player, '?')}{status}: ${view['cash'][player]}M, "
+                f"loans ${view['loans'][player]}M, cubes {view['cubes'][player]}, "
+                + " ".join(f"{item} {stock[item]}" for item in COMMODITIES)
+            )
+        for zone in sorted(view["units"]):
+            forces = "; ".join(
+                f"{p} {a} armies {n} navies" if n else f"{p} {a} armies"
+                for p, (a, n) in view["units"][zone].items()
+            )
+            lines.append(f"  {zone}: {forces}")
+        if view["clouds"]:
+            lines.append("mushroom clouds: " + ", ".join(view["clouds"]))
+        return "\n".join(lines)
+
     # ---------------------------------------------------------------- chance
     def chance_node(self, state: State) -> ChanceNode | None:
         phase = state["phase"]
