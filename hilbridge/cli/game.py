@@ -145,12 +145,12 @@ def show(save: Path, player: str | None) -> None:
 
 @game.command("undo")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--as", "player", help="Describe the undone move as this player may see it.")
+@click.option("--as", "player", help="Undo only if the last move is this player's own.")
 def undo(save: Path, player: str | None) -> None:
     """Take back the last move (and the battle results that followed it)."""
     loaded = Game.load(save)
     _check_player(loaded, player)
-    removed = loaded.undo()
+    removed = loaded.undo(player)
     if not removed:
         raise HilbridgeError("nothing to undo: the game is at its start")
     loaded.save(save)
@@ -208,7 +208,12 @@ def play(save: Path, player: str | None, random_battles: bool) -> None:
             click.echo(f"saved in {save}")
             return
         if command == "undo":
-            for action in loaded.undo():
+            try:
+                undone = loaded.undo(player)
+            except HilbridgeError as error:
+                click.echo(str(error))
+                continue
+            for action in undone:
                 click.echo(f"undone: {loaded.describe_action(action, mover)}")
         elif command == "log":
             for item in loaded.events(mover)[-15:]:

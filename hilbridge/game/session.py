@@ -160,12 +160,16 @@ class Game:
         while not self.is_terminal() and self.ruleset.current_players(self.state) == (CHANCE,):
             self.step_chance(resolver)
 
-    def undo(self) -> list[Action]:
+    def undo(self, player: str | None = None) -> list[Action]:
         """Take back the last player move and the chance results that followed it.
 
-        Returns the removed actions, newest first (callers show them through `describe_action`
-        so a secret commit is not revealed to whoever watches the undo).
+        With `player`, only that player's own last move may be taken back. Returns the removed
+        actions, newest first (callers show them through `describe_action` so a secret commit is
+        not revealed to whoever watches the undo).
         """
+        last = next((entry.action for entry in reversed(self.entries) if entry.action.player != CHANCE), None)
+        if player is not None and last is not None and last.player != player:
+            raise IllegalAction(f"the last move is {last.player}'s; only {last.player} can take it back")
         removed: list[LogEntry] = []
         while self.entries:
             removed.append(self.entries.pop())

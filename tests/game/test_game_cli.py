@@ -104,7 +104,9 @@ def test_secret_weapon_commit_is_not_shown_to_the_opponent(tmp_path):
     run("play", str(path), "--as", first, input="weapon PLANE\n")
     assert "PLANE" not in run("replay", str(path), "--as", other).output
     assert "PLANE" in run("replay", str(path), "--as", first).output
-    assert "committed a secret move" in run("undo", str(path), "--as", other).output
+    refused = CliRunner().invoke(cli, ["game", "undo", str(path), "--as", other])
+    assert refused.exit_code == 2 and f"only {first} can take it back" in refused.output
+    assert "committed a secret move" in run("undo", str(path)).output  # a spectator undoing
 
 
 def test_corrupt_or_wrong_version_saves_fail_cleanly_and_are_kept(tmp_path):

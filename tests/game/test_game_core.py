@@ -223,6 +223,15 @@ def test_chance_is_reproducible_from_seed_and_position():
     assert len({json.dumps([a.to_json() for a in run(s)]) for s in range(20)}) > 1
 
 
+def test_players_may_only_undo_their_own_moves():
+    game = Game(RULES, SETUP, seed=9)
+    game.apply(Action("bid", "ann", {"coins": 2}))
+    with pytest.raises(IllegalAction, match="only ann can take it back"):
+        game.undo("bob")
+    assert game.undo("ann") == [Action("bid", "ann", {"coins": 2})]
+    assert game.undo("bob") == []
+
+
 def test_undo_does_not_reroll():
     game = Game(RULES, SETUP, seed=9)
     for player, coins in (("ann", 2), ("bob", 1), ("cy", 0)):
