@@ -10,6 +10,11 @@ computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
 * A pixel clock lasts 10**18 // pixel_clock as; a frame is exactly htotal × vtotal of them, and at
   cycle 0 the beam is at (line 243, hpos 0).
 * The screen rounds time to the *nearest* pixel (`screen_device::hpos`/`vpos`).
+* Inside one scheduler timeslice MAME's CPU-local time advances by 15 clock periods per cycle
+  (15 × (10**18 // clock) as, 4162 fs longer than a scheduler cycle on NTSC), and the slice starts
+  where the last timer fired. An access's time is therefore slice start × T + cycles since × T_in
+  (`Vdc._beam_pixel`). This decides the pixel only when the beam is within ~0.001 pixel of a
+  rounding edge, but over 300 frames of mid-frame colour changes that happens.
 * Timer events (VBL at (242, 365), the hblank sound clock at hpos 366) take effect between MAME's CPU
   timeslices: an instruction sees an event at time t iff it *starts* at or after cycle t // T. Status
   reads therefore look at the MOVX's start, `cycle - 2`, while beam-derived bits (hstatus, A4/A5, T1)
@@ -39,6 +44,7 @@ NEVER = 1 << 62
 LAST_VISIBLE_LINE = VISIBLE_LINES - 1
 LAST_VISIBLE_X = VISIBLE_WIDTH - 1
 POWER_ON_LINE = 243  # MAME: the raster starts at the start of its screen VBLANK
+SOUND_UPDATE_AS = ATTOSECONDS_PER_SECOND // 50  # MAME sound manager update timer (even with -sound none)
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -125,6 +131,7 @@ class BeamTiming:
     pixel_as: int
     htotal: int
     vtotal: int
+    slice_cycle_as: int  # CPU-local time per cycle inside a timeslice (15 clock periods)
 
     @classmethod
     def for_region(cls, region: Region) -> BeamTiming:
@@ -134,6 +141,7 @@ class BeamTiming:
             ATTOSECONDS_PER_SECOND // region.pixel_clock_hz,
             region.htotal,
             region.vtotal,
+            CLOCKS_PER_MACHINE_CYCLE * (ATTOSECONDS_PER_SECOND // region.cpu_clock_hz),
         )
 
     @property
@@ -178,6 +186,15 @@ class Vdc:
         # pixel offsets (from power-on) of the first VBL event and the first hblank sound tick
         self._vbl_offset = (vtotal - 1) * htotal + self.chip.hblank_start - 1  # (242, 365)
         self._tick_offset = self._line0_offset + self.chip.hblank_start
+        pixel_as, frame_as = self.timing.pixel_as, self._frame_pixels * self.timing.pixel_as
+        # MAME timers that end a CPU timeslice: (first firing, period) in attoseconds
+        self._slice_timers = (
+            (0, frame_as),  # screen VBLANK start (243, 0); power-on starts a slice too
+            (self._line0_offset * pixel_as, frame_as),  # scanline 0 and VBLANK end (0, 0)
+            (self._vbl_offset * pixel_as, frame_as),  # VDC VBL (242, 365)
+            (self._tick_offset * pixel_as, htotal * pixel_as),  # VDC hblank sound clock (hpos 366)
+            (SOUND_UPDATE_AS, SOUND_UPDATE_AS),  # sound manager stream update, 50 Hz
+        )
         self.reset()
 
     # -- life cycle -------------------------------------------------------------------------------
@@ -204,9 +221,26 @@ class Vdc:
             self.audio = AudioRecorder()
 
     # -- beam -------------------------------------------------------------------------------------
+    def _slice_start(self, start: int) -> int:
+        """Cycle at which the MAME timeslice holding an instruction that starts at `start` began."""
+        limit = (start + 1) * self.timing.cycle_as
+        best = 0
+        for first, period in self._slice_timers:
+            if limit > first:
+                fired = first + (limit - 1 - first) // period * period
+                best = max(best, fired // self.timing.cycle_as)
+        return best
+
+    def _beam_pixel(self, cycle: int) -> int:
+        """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
+        timing = self.timing
+        begun = self._slice_start(cycle - MOVX_CYCLES)
+        time = begun * timing.cycle_as + (cycle - begun) * timing.slice_cycle_as
+        return (time + timing.pixel_as // 2) // timing.pixel_as
+
     def position(self, cycle: int) -> tuple[int, int]:
         """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
-        pixel = self.timing.pixel_at(cycle) % self._frame_pixels
+        pixel = self._beam_pixel(cycle) % self._frame_pixels
         return (pixel // self._htotal + POWER_ON_LINE) % self._vtotal, pixel % self._htotal
 
     def _vblank(self, line: int, hpos: int) -> bool:
@@ -337,7 +371,8 @@ class Vdc:
     def next_event(self, cycle: int) -> int:
         """First cycle > `cycle` at which irq() or t1() can change without CPU action."""
         timing = self.timing
-        t1_change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(timing.pixel_at(cycle)))
+        # one cycle early: the local time of an access can be a hair later than cycle × T
+        t1_change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(self._beam_pixel(cycle))) - 1
         return min(self.next_irq_event(cycle), max(t1_change, cycle + 1))
 
     # -- drawing bookkeeping (MAME screen_device::update_now / update_partial) ---------------------
@@ -389,7 +424,7 @@ class Vdc:
             self._last_hpos = 0
 
     def _draw_to_beam(self, cycle: int) -> None:
-        pixel = self.timing.pixel_at(cycle)
+        pixel = self._beam_pixel(cycle)
         self._catch_up(pixel)
         into_frame = pixel - (self._frame_end - self._frame_pixels) - self._line0_offset
         if into_frame >= 0:  # lines 243-262 (VBLANK) have nothing to draw
@@ -425,7 +460,7 @@ class Vdc:
         info = self._info[address & 0xFF]
         kind = info.read
         if kind == "value":
-            self._catch_up(self.timing.pixel_at(cycle))
+            self._catch_up(self._beam_pixel(cycle))
             return 0 if self._locked(info) else self.registers[info.canonical]
         if kind == "zero":
             return 0
@@ -463,12 +498,12 @@ class Vdc:
         registers = self.registers
         self._sync_events(cycle - MOVX_CYCLES)
         if self._locked(info) or a >= 0xF0:
-            self._catch_up(self.timing.pixel_at(cycle))
+            self._catch_up(self._beam_pixel(cycle))
             return
         if info.redraw and value != registers[a]:
             self._draw_to_beam(cycle)
         else:
-            self._catch_up(self.timing.pixel_at(cycle))
+            self._catch_up(self._beam_pixel(cycle))
         if info.write_mask is None:
             return
         value &= info.write_mask

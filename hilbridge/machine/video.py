@@ -16,8 +16,8 @@ i8244.cpp `screen_update`:
   pixel drawn keeps the cell.
 * collision: an opaque pixel of object M over accumulated sources C: if E&C then status |= M; if E&M
   then status |= C (E = A2). Grid pixels mark the map but do not test.
-* edge pass: a major pixel right of a grid/sprite pixel, and a non-zoomed sprite pixel right of a
-  grid pixel, count as touching.
+* edge pass: a major pixel directly right of a grid pixel counts as touching it (see
+  EDGE_LEFT_OF_MAJOR for what MAME 0.251 does and newer MAME adds).
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x2
 SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
+
+# Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
+# touching it. MAME 0.251 (measured with fixtures/carts/video_objects.asm against its A2 reads): grid
+# left of major only. Newer MAME source also counts sprites left of major (0x3F) and grid left of an
+# unzoomed sprite (0x30); docs/accuracy.md.
+EDGE_LEFT_OF_MAJOR = 0x30
+EDGE_LEFT_OF_SPRITE = 0x00
 
 GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
@@ -68,15 +75,15 @@ def edge_bits(left: int, here: int, enable: int) -> int:
     """The edge-pass collision bits for one pixel, given the source maps left of it and at it."""
     bits = 0
     if here & SOURCE_MAJOR:
-        if enable & left & 0x3F:
+        if enable & left & EDGE_LEFT_OF_MAJOR:
             bits |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
-            bits |= left & 0x3F
+            bits |= left & EDGE_LEFT_OF_MAJOR
     unzoomed_sprites = (here & 0x0F) & (~here >> 8) & 0x0F
-    if enable & left & 0x30:
+    if enable & left & EDGE_LEFT_OF_SPRITE:
         bits |= unzoomed_sprites
     if enable & unzoomed_sprites:
-        bits |= left & 0x30
+        bits |= left & EDGE_LEFT_OF_SPRITE
     return bits
 
 
@@ -226,12 +233,12 @@ class Picture:
         left, here = source[:, :-1], source[:, 1:]
         edge = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
         on_major = (here & SOURCE_MAJOR) != 0
-        edge[:, 1:][on_major & ((left & enable & 0x3F) != 0)] |= SOURCE_MAJOR
+        edge[:, 1:][on_major & ((left & enable & EDGE_LEFT_OF_MAJOR) != 0)] |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
-            edge[:, 1:] |= np.where(on_major, left & 0x3F, 0).astype(np.uint8)
+            edge[:, 1:] |= np.where(on_major, left & EDGE_LEFT_OF_MAJOR, 0).astype(np.uint8)
         unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
-        edge[:, 1:] |= np.where((left & enable & 0x30) != 0, unzoomed, 0).astype(np.uint8)
-        edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & 0x30, 0).astype(np.uint8)
+        edge[:, 1:] |= np.where((left & enable & EDGE_LEFT_OF_SPRITE) != 0, unzoomed, 0).astype(np.uint8)
+        edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & EDGE_LEFT_OF_SPRITE, 0).astype(np.uint8)
         self.source_map = source
         self.draw_bits = bits
         self.edge_bits = edge
@@ -286,16 +293,39 @@ class Picture:
         return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Span:
-    """One MAME screen_update call: lines y0..y1, pixels x0..x1 (inclusive), drawn with `picture`."""
+    """Visible pixels start..end-1 in raster order (line * 360 + x) drawn with one picture and LUM.
 
-    y0: int
-    y1: int
-    x0: int
-    x1: int
+    Consecutive MAME screen updates with the same registers are merged into one span: drawing them
+    separately or together gives the same pixels and the same collision bits.
+    """
+
+    start: int
+    end: int
     picture: Picture
     lum: bool
+
+    def rectangles(self) -> list[tuple[int, int, int, int]]:
+        """(y0, y1, x0, x1) inclusive rectangles covering the span: partial head, full lines, tail."""
+        y0, x0 = divmod(self.start, VISIBLE_WIDTH)
+        y1, x1 = divmod(self.end - 1, VISIBLE_WIDTH)
+        last_x = VISIBLE_WIDTH - 1
+        if y0 == y1:
+            return [(y0, y0, x0, x1)]
+        result = []
+        if x0 > 0:
+            result.append((y0, y0, x0, last_x))
+            y0 += 1
+        tail = None
+        if x1 < last_x:
+            tail = (y1, y1, 0, x1)
+            y1 -= 1
+        if y0 <= y1:
+            result.append((y0, y1, 0, last_x))
+        if tail:
+            result.append(tail)
+        return result
 
 
 class Renderer:
@@ -327,26 +357,40 @@ class Renderer:
         return picture
 
     def add(self, y0: int, y1: int, x0: int, x1: int, picture: Picture, lum: bool) -> None:
-        self._spans.append(Span(y0, y1, x0, x1, picture, lum))
+        """Lines y0..y1, pixels x0..x1 (a MAME cliprect: one partial line or whole lines)."""
+        start, end = y0 * VISIBLE_WIDTH + x0, y1 * VISIBLE_WIDTH + x1 + 1
+        spans = self._spans
+        # a span whose status bits were already taken must not grow (its bits would count twice)
+        if len(spans) > max(self._overlap_done, self._collisions_done):
+            last = spans[-1]
+            if last.end == start and last.picture is picture and last.lum == lum:
+                last.end = end
+                return
+        spans.append(Span(start, end, picture, lum))
 
     def _left_source(self, index: int) -> int:
+        """The source map left of span `index`'s first pixel, as the span before it drew it."""
         span = self._spans[index]
-        if span.x0 == 0 or index == 0:
+        y, x = divmod(span.start, VISIBLE_WIDTH)
+        if x == 0 or index == 0:
             return 0
-        before = self._spans[index - 1]
-        return before.picture.source_at(span.y0, span.x0 - 1)
+        return self._spans[index - 1].picture.source_at(y, x - 1)
 
     def _settle(self, collisions: bool) -> None:
         spans = self._spans
         for span in spans[self._overlap_done :]:
-            if not self._pending_overlap and span.picture.overlaps(span.y0, span.y1, span.x0, span.x1):
+            if not self._pending_overlap and any(span.picture.overlaps(*r) for r in span.rectangles()):
                 self._pending_overlap = True
         self._overlap_done = len(spans)
         if collisions:
             for index in range(self._collisions_done, len(spans)):
                 span = spans[index]
-                left = self._left_source(index) if span.x0 and span.picture.enable else 0
-                self._pending_collisions |= span.picture.collisions(span.y0, span.y1, span.x0, span.x1, left)
+                if not span.picture.enable:
+                    continue
+                left = self._left_source(index)
+                for y0, y1, x0, x1 in span.rectangles():
+                    self._pending_collisions |= span.picture.collisions(y0, y1, x0, x1, left)
+                    left = 0
             self._collisions_done = len(spans)
 
     def resolve(self, *, collisions: bool) -> tuple[int, int]:
@@ -365,12 +409,13 @@ class Renderer:
         if draw:
             bitmap = self._bitmap
             for span in self._spans:
-                pixels = span.picture.pixels_in(span.y0, span.y1, span.x0, span.x1)
-                target = bitmap[span.y0 : span.y1 + 1, span.x0 : span.x1 + 1]
-                if span.lum:
-                    np.bitwise_or(pixels, 8, out=target)
-                else:
-                    target[...] = pixels
+                for y0, y1, x0, x1 in span.rectangles():
+                    pixels = span.picture.pixels_in(y0, y1, x0, x1)
+                    target = bitmap[y0 : y1 + 1, x0 : x1 + 1]
+                    if span.lum:
+                        np.bitwise_or(pixels, 8, out=target)
+                    else:
+                        target[...] = pixels
             self.last_frame = bitmap.copy()
         self._spans.clear()
         self._overlap_done = 0
@@ -389,8 +434,8 @@ class Renderer:
 
     def load_state(self, state: dict) -> None:
         self._spans = [
-            Span(y0, y1, x0, x1, self.picture(bytes.fromhex(snapshot)), bool(lum))
-            for y0, y1, x0, x1, snapshot, lum in state["spans"]
+            Span(start, end, self.picture(bytes.fromhex(snapshot)), bool(lum))
+            for start, end, snapshot, lum in state["spans"]
         ]
         self._overlap_done = int(state["overlap_done"])
         self._collisions_done = int(state["collisions_done"])
