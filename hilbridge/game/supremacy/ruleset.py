@@ -313,7 +313,7 @@ class Supremacy(Ruleset):
         return all(state["supplies"][player][item] >= n for item, n in costs.items())
 
     def _home_held(self, state: State, player: str) -> list[str]:
-        """S-10.victory: home territories neither nuked nor occupied by another player."""
+        """S-10.victory, SUP-A13: home territories neither nuked nor occupied by another player."""
         code = state["power"].get(player)
         if code is None:
             return []
@@ -794,7 +794,10 @@ class Supremacy(Ruleset):
         self._set_phase(state, phase, state["active"][0])
 
     def _advance_rotation(self, state: State, player: str, drop: bool) -> None:
-        """Rotating phases: the next player in sequence; a pass (``drop``) leaves the rotation (SUP-A5)."""
+        """Rotating phases: the next player in sequence; a pass (``drop``) leaves the rotation (SUP-A5).
+
+        SUP-A9: in Stages 5, 6 and 7 Phase E each player takes his whole turn (``end_turn`` drops him).
+        """
         phase = state["phase"]
         active = state["active"]
         index = active.index(player) if player in active else -1
@@ -1066,7 +1069,9 @@ class Supremacy(Ruleset):
         self._add_units(state, src, player, -units if index == ARMY else 0, -units if index == NAVY else 0)
         paid = False
         if defender is not None and self._can_spend(state, defender, rules.SET_OF_SUPPLIES):
-            self._spend(state, defender, rules.SET_OF_SUPPLIES, "the defence")  # SUP-A3
+            self._spend(
+                state, defender, rules.SET_OF_SUPPLIES, "the defence"
+            )  # S-4.C.conv.B: he must, if he can
             paid = True
         battle = {
             "attacker": player,
@@ -1314,7 +1319,7 @@ class Supremacy(Ruleset):
     def _strike(self, state: State, rolls: Mapping[str, list[int]]) -> None:
         """S-4.C.strat.D: the defender's L-stars hit on 1-5, champions' on 1-3; the rest strike.
 
-        SUP-A6: each defender's shots go at the nukes aimed at his own zones, in the attacker's order;
+        SUP-A7: each defender's shots go at the nukes aimed at his own zones, in the attacker's order;
         champions' shots then go at the surviving nukes in order.
         """
         battle = state["battle"]
@@ -1685,7 +1690,7 @@ class Supremacy(Ruleset):
 
     def _deal(self, state: State) -> None:
         """S-0.choose, S-0.armies: each player takes his superpower's six companies and puts one
-        army on each home territory; the piles nobody chose go back into the deck."""
+        army on each home territory (SUP-A12: always); the piles nobody chose go back into the deck."""
         for player, code in state["power"].items():
             for card in self.board.cards.values():
                 if card.owner == code:
