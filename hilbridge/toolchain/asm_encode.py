@@ -20,24 +20,24 @@ _VALUE_PATTERNS = frozenset({IMMEDIATE, PAGE_TARGET, BANK_TARGET})
 
 @dataclass(frozen=True, slots=True)
 class Form:
-    """One way to write an instruction: operand patterns and the opcode they encode to."""
+    """One way to write an instruction: operand patterns and the opcode they encode to.
+
+    `value_index` is the position of the operand that carries an expression (-1 for none) and
+    `value_kind` its pattern (#imm8, addr8 or addr11).
+    """
 
     opcode: int
     operands: tuple[str, ...]
     length: int
+    value_index: int = -1
+    value_kind: str | None = None
 
-    @property
-    def value_index(self) -> int:
-        """Position of the operand that carries an expression, or -1."""
-        for index, pattern in enumerate(self.operands):
-            if pattern in _VALUE_PATTERNS:
-                return index
-        return -1
 
-    @property
-    def value_kind(self) -> str | None:
-        index = self.value_index
-        return self.operands[index] if index >= 0 else None
+def _form(opcode: int, operands: tuple[str, ...], length: int) -> Form:
+    for index, pattern in enumerate(operands):
+        if pattern in _VALUE_PATTERNS:
+            return Form(opcode, operands, length, index, pattern)
+    return Form(opcode, operands, length)
 
 
 def _build() -> tuple[dict[str, tuple[Form, ...]], frozenset[str]]:
@@ -51,7 +51,7 @@ def _build() -> tuple[dict[str, tuple[Form, ...]], frozenset[str]]:
             # The eight JMP/CALL opcodes differ only in target bits 8-10; the base form encodes them.
             continue
         forms.setdefault(instruction.mnemonic, []).append(
-            Form(instruction.opcode, patterns, instruction.length)
+            _form(instruction.opcode, patterns, instruction.length)
         )
         literals.update(pattern for pattern in patterns if pattern not in _VALUE_PATTERNS)
     return {name: tuple(rows) for name, rows in forms.items()}, frozenset(literals)
@@ -92,3 +92,20 @@ def find_form(mnemonic: str, shapes: tuple[str, ...]) -> Form | None:
         else:
             return form
     return None
+
+
+_RESOLVED: dict[tuple[str, tuple[str, ...]], Form | None] = {}
+
+
+def resolve(mnemonic: str, arguments: tuple[str, ...]) -> Form | None:
+    """`find_form` for operands as written, remembered per distinct spelling."""
+    key = (mnemonic, arguments)
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    form = find_form(mnemonic, tuple(operand_shape(argument) for argument in arguments))
+    if len(_RESOLVED) > 100_000:
+        _RESOLVED.clear()
+    _RESOLVED[key] = form
+    return form

@@ -184,7 +184,7 @@ def unescape(body: str) -> str:
     return "".join(out)
 
 
-def parse_number(text: str, relaxed: bool = True) -> int:
+def parse_number(text: str, relaxed: bool = False) -> int:
     """One integer constant in any asl spelling; raises ExpressionError when it is not one.
 
     Intel suffixes (``0FFh``, ``1010b``, ``17o``/``17q``) and Motorola prefixes (``$FF``, ``%1010``,
@@ -242,7 +242,7 @@ class _Token:
     value: Value = 0
 
 
-def tokenize(text: str, relaxed: bool = True) -> list[_Token]:
+def tokenize(text: str, relaxed: bool = False) -> list[_Token]:
     tokens: list[_Token] = []
     position = 0
     length = len(text)
@@ -515,16 +515,16 @@ def _unary(function: Callable[[int], int], operand: Node) -> Node:
     return lambda context: function(to_int(context, operand(context)))
 
 
-_CACHE: dict[tuple[str, bool], Node] = {}
+_CACHES: tuple[dict[str, Node], dict[str, Node]] = ({}, {})  # RELAXED OFF, RELAXED ON
 
 
-def compile_expression(text: str, relaxed: bool = True) -> Node:
+def compile_expression(text: str, relaxed: bool = False) -> Node:
     """Parse `text` once into an evaluator; raises ExpressionError with an offset into `text`."""
-    key = (text, relaxed)
-    node = _CACHE.get(key)
+    cache = _CACHES[relaxed]
+    node = cache.get(text)
     if node is None:
         node = _Parser(tokenize(text, relaxed), text).parse()
-        if len(_CACHE) > 200_000:
-            _CACHE.clear()
-        _CACHE[key] = node
+        if len(cache) > 200_000:
+            cache.clear()
+        cache[text] = node
     return node

@@ -104,6 +104,7 @@ class SplitLine:
     arguments: list[str]
     argument_columns: list[int]
     argument_text: str
+    keyword: str = ""  # the operation upper-cased, for directive and instruction lookup
 
 
 @dataclass
@@ -251,7 +252,9 @@ def split_line(text: str) -> SplitLine:
         break
     argument_text = body[argument_start:]
     arguments, columns = _split_arguments(argument_text, argument_start)
-    result = SplitLine(label, label_column, operation, operation_column, arguments, columns, argument_text)
+    result = SplitLine(
+        label, label_column, operation, operation_column, arguments, columns, argument_text, operation.upper()
+    )
     if len(_SPLIT_CACHE) > 500_000:
         _SPLIT_CACHE.clear()
     _SPLIT_CACHE[text] = result
@@ -292,7 +295,10 @@ class _Pass(Context):
         self.number = number
         self.symbols: dict[str, Value] = {}
         self.constants: set[str] = set()
-        self.memory: dict[int, int] = {}
+        self.memory = bytearray(ADDRESS_LIMIT)
+        self.written = bytearray(ADDRESS_LIMIT)  # 1 where a byte was stored
+        self.lowest = ADDRESS_LIMIT
+        self.highest = -1
         self.listing: list[tuple[SourceLine, int, bytes]] = []
         self.hard_errors: list[tuple[str, SourceLocation]] = []
         self.soft_errors: list[tuple[str, SourceLocation]] = []
@@ -574,13 +580,15 @@ class Assembler:
             state.constants.add(key)
 
     def _result(self, state: _Pass) -> AssemblyResult:
-        memory = state.memory
-        if memory:
-            origin = min(memory)
-            end = max(memory) + 1
-            image = bytearray([self.fill & 0xFF]) * (end - origin)
-            for address, byte in memory.items():
-                image[address - origin] = byte
+        if state.highest >= 0:
+            origin = state.lowest
+            end = state.highest + 1
+            image = bytearray(state.memory[origin:end])
+            written = state.written
+            fill = self.fill & 0xFF
+            for address in range(origin, end):
+                if not written[address]:
+                    image[address - origin] = fill
         else:
             origin, image = 0, bytearray()
         symbols = {}
@@ -608,7 +616,7 @@ class Assembler:
             index += 1
             state.line = line
             split = split_line(line.text)
-            operation = split.operation.upper()
+            operation = split.keyword
             force_instruction = operation.startswith("!")
             if force_instruction:
                 # asl: '!mnemonic' means the machine instruction even where a macro has its name.
@@ -663,12 +671,18 @@ class Assembler:
             state.soft_error(f"address {_hex(address)} is outside the 64K address space")
             state.counters["CODE"] = pc + len(data)
             return
-        memory = state.memory
-        for offset, byte in enumerate(data):
-            if address + offset in memory:
-                state.warn(f"address {_hex(address + offset)} is written twice")
-            memory[address + offset] = byte
-        state.counters["CODE"] = pc + len(data)
+        end = address + len(data)
+        written = state.written
+        if written.find(1, address, end) >= 0:
+            state.warn(f"address {_hex(address)} is written twice")
+        state.memory[address:end] = data
+        written[address:end] = b"\x01" * len(data)
+        if data:
+            if address < state.lowest:
+                state.lowest = address
+            if end > state.highest:
+                state.highest = end - 1
+        state.counters["CODE"] = end + state.phase_delta
         assert state.line is not None
         state.listing.append((state.line, pc, data))
 
@@ -681,13 +695,11 @@ class Assembler:
         if mnemonic == "JB":
             self._jb(state, split, arguments)
             return
-        shapes = tuple(asm_encode.operand_shape(argument) for argument in arguments)
-        form = asm_encode.find_form(mnemonic, shapes)
+        form = asm_encode.resolve(mnemonic, tuple(arguments))
         if form is None:
             written = ",".join(arguments)
             state.hard_error(
-                f"'{split.operation} {written}' is not an MCS-48 instruction form".replace(" '", "'", 0),
-                split.operation_column,
+                f"'{split.operation} {written}' is not an MCS-48 instruction form", split.operation_column
             )
             return
         kind = form.value_kind
