@@ -932,3 +932,37 @@ def test_S_7_end_cycle_returns_to_stage_1_with_three_cubes():
     state["cubes"] = {"ann": 0, "bob": 1}
     state = act(state, "ann", "end_turn")
     assert state["stage"] == 1 and state["phase"] == "salaries" and state["cubes"] == {"ann": 3, "bob": 3}
+
+
+# ---------------------------------------------------------------- rulings without an option
+def test_SUP_A3_armies_that_sink_navies_return_to_their_territory():
+    state = battle_position()
+    place(state, "Gulf of Panama", "bob", 0, 1)
+    state = act(
+        state,
+        "ann",
+        "attack",
+        **{"from": "Central America", "to": "Gulf of Panama", "units": 3, "mode": "direct"},
+    )
+    state = roll(state, attacker=[6], defender=[1, 1])
+    assert force(state, "Gulf of Panama", "bob") == [0, 0] and force(state, "Gulf of Panama", "ann") == [0, 0]
+    assert force(state, "Central America", "ann") == [3, 0]
+    assert state["phase"] == "reinforce"  # no occupation step
+
+
+def test_SUP_A7_screen_shots_follow_the_attackers_order():
+    state = act(nuke_position(bob=1), "ann", "nuke", targets=["Brazil", "Venezuela"])
+    state = roll(state, **{"defender:bob": [5]})
+    assert state["clouds"] == ["Venezuela"]
+
+
+def test_SUP_A13_an_empty_home_territory_is_still_held():
+    state = battle_position()
+    for territory in ("Venezuela", "Brazil", "Peru", "Argentina"):
+        place(state, territory, "bob", 0)
+    place(state, "Brazil", "ann", 1)
+    place(state, "Peru", "ann", 1)
+    place(state, "Argentina", "ann", 1)
+    state = act(state, "ann", "pass")
+    assert state["alive"]["bob"]
+    assert R._home_held(state, "bob") == ["Venezuela"]
