@@ -944,7 +944,7 @@ def test_SUP_A3_armies_that_sink_navies_return_to_their_territory():
         "attack",
         **{"from": "Central America", "to": "Gulf of Panama", "units": 3, "mode": "direct"},
     )
-    state = roll(state, attacker=[6], defender=[1, 1])
+    state = roll(state, attacker=[6, 1], defender=[1, 1])
     assert force(state, "Gulf of Panama", "bob") == [0, 0] and force(state, "Gulf of Panama", "ann") == [0, 0]
     assert force(state, "Central America", "ann") == [3, 0]
     assert state["phase"] == "reinforce"  # no occupation step
