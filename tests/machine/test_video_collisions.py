@@ -1,0 +1,125 @@
+"""Collision status (A2) and the major-overlap bit (A1 b7) as MAME 0.251 computes them (§5.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hilbridge.machine.timing import NTSC
+from hilbridge.machine.vdc import Vdc
+
+AFTER_FRAME = 6100  # first VBLANK after frame 0 is complete
+
+
+def run(writes: list[tuple[int, int]]) -> Vdc:
+    vdc = Vdc(NTSC)
+    cycle = 10
+    for address, value in writes:
+        vdc.write(address, value, cycle)
+        cycle += 3
+    assert cycle < 400
+    return vdc
+
+
+def sprite(index: int, y: int, x: int, shape: int = 0xFF, attribute: int = 0x08) -> list[tuple[int, int]]:
+    return [(4 * index, y), (4 * index + 1, x), (4 * index + 2, attribute)] + [
+        (0x80 + 8 * index + row, shape) for row in range(8)
+    ]
+
+
+def character(slot: int, y: int, x: int, code: int) -> list[tuple[int, int]]:
+    pointer9 = (8 * code - y // 2) & 0x1FF
+    base = 0x10 + 4 * slot
+    return [(base, y), (base + 1, x), (base + 2, pointer9 & 0xFF), (base + 3, 2 | pointer9 >> 8)]
+
+
+def a2_after_frame(writes: list[tuple[int, int]]) -> int:
+    return run(writes).read(0xA2, AFTER_FRAME)
+
+
+def test_sprite_over_sprite_reports_the_other_object() -> None:
+    scene = sprite(0, 50, 40) + sprite(1, 54, 42)
+    assert a2_after_frame([*scene, (0xA2, 0x01), (0xA0, 0x20)]) == 0x02
+    assert a2_after_frame([*scene, (0xA2, 0x02), (0xA0, 0x20)]) == 0x01
+    assert a2_after_frame([*scene, (0xA2, 0x03), (0xA0, 0x20)]) == 0x03
+    assert a2_after_frame([*scene, (0xA2, 0x00), (0xA0, 0x20)]) == 0x00
+
+
+def test_separate_sprites_do_not_collide() -> None:
+    scene = sprite(0, 50, 40) + sprite(1, 50, 60)
+    assert a2_after_frame([*scene, (0xA2, 0xFF), (0xA0, 0x20)]) == 0
+
+
+def test_transparent_pixels_never_collide() -> None:
+    # interleaved columns: sprite 0 lights even bits, sprite 1 odd bits, same place
+    scene = sprite(0, 50, 40, shape=0x55) + sprite(1, 50, 40, shape=0xAA)
+    assert a2_after_frame([*scene, (0xA2, 0x03), (0xA0, 0x20)]) == 0
+
+
+def test_sprite_over_horizontal_grid() -> None:
+    scene = [*sprite(2, 20, 20), (0xC0, 0x01)]  # bar row 0 at lines 24-26, x 26-61
+    assert a2_after_frame([*scene, (0xA2, 0x20), (0xA0, 0x28)]) == 0x04
+    assert a2_after_frame([*scene, (0xA2, 0x04), (0xA0, 0x28)]) == 0x20
+
+
+def test_character_over_vertical_grid_and_the_edge_rule() -> None:
+    bar = [(0xE1, 0x08)]  # column 1 (x 58-61), row 3 (lines 96-119)
+    over = character(0, 0x60, 24, 0x2F)  # solid block from x = 58: on the bar
+    assert a2_after_frame([*bar, *over, (0xA2, 0x10), (0xA0, 0x28)]) == 0x80
+    assert a2_after_frame([*bar, *over, (0xA2, 0x80), (0xA0, 0x28)]) == 0x10
+    # one pixel right of the bar (x = 62): no shared pixel, but the edge rule counts it
+    beside = character(0, 0x60, 26, 0x2F)
+    assert a2_after_frame([*bar, *beside, (0xA2, 0x10), (0xA0, 0x28)]) == 0x80
+    farther = character(0, 0x60, 27, 0x2F)
+    assert a2_after_frame([*bar, *farther, (0xA2, 0x10), (0xA0, 0x28)]) == 0
+
+
+def test_major_over_major_sets_a1_b7_not_a2() -> None:
+    scene = character(0, 0x40, 0x20, 0x00) + character(1, 0x40, 0x24, 0x00)
+    vdc = run([*scene, (0xA2, 0xFF), (0xA0, 0x20)])
+    assert vdc.read(0xA2, AFTER_FRAME) & 0x80 == 0
+    assert vdc.read(0xA1, AFTER_FRAME + 5) & 0x80
+    assert not vdc.read(0xA1, AFTER_FRAME + 10) & 0x80, "A1 b7 is cleared by the read"
+    apart = character(0, 0x40, 0x20, 0x00) + character(1, 0x40, 0x30, 0x00)
+    assert not run([*apart, (0xA0, 0x20)]).read(0xA1, AFTER_FRAME) & 0x80
+
+
+def test_status_depends_on_when_a2_is_read() -> None:
+    scene = sprite(0, 150, 40) + sprite(1, 154, 42)
+    vdc = run([*scene, (0xA2, 0x01), (0xA0, 0x20)])
+    line_100 = vdc.timing.first_cycle_at_pixel((263 - 243 + 100) * 455)
+    assert vdc.read(0xA2, line_100) == 0, "the beam has not reached the sprites yet"
+    line_200 = vdc.timing.first_cycle_at_pixel((263 - 243 + 200) * 455)
+    assert vdc.read(0xA2, line_200) == 0x02
+    assert vdc.read(0xA2, line_200 + 5) == 0, "A2 is cleared by the read"
+
+
+def sprite_mask(index: int, y: int, x: int, shape: int, zoom: bool) -> np.ndarray:
+    """Where sprite `index` alone lights pixels (rendered on its own)."""
+    attribute = 0x08 | (0x04 if zoom else 0)
+    vdc = run([*sprite(index, y, x, shape, attribute), (0xA0, 0x20)])
+    vdc.run_to(AFTER_FRAME)
+    return vdc.frame() == 9
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    placements=st.lists(
+        st.tuples(st.integers(30, 60), st.integers(20, 40), st.integers(1, 255), st.booleans()),
+        min_size=3,
+        max_size=3,
+    ),
+    enable=st.integers(0, 7),
+)
+def test_collision_bit_x_iff_x_shares_a_pixel_with_an_enabled_sprite(placements, enable: int) -> None:
+    masks = [sprite_mask(i, y, x, shape, zoom) for i, (y, x, shape, zoom) in enumerate(placements)]
+    expected = 0
+    for i in range(3):
+        for j in range(3):
+            if i != j and enable >> j & 1 and (masks[i] & masks[j]).any():
+                expected |= 1 << i
+    writes = []
+    for i, (y, x, shape, zoom) in enumerate(placements):
+        writes += sprite(i, y, x, shape, 0x08 | (0x04 if zoom else 0))
+    assert a2_after_frame([*writes, (0xA2, enable), (0xA0, 0x20)]) == expected
