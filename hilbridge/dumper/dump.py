@@ -199,7 +199,13 @@ def dump_cartridge(
     if passes < 2:
         raise HilbridgeError("a dump needs at least two passes to be verified", hint="use --passes 2 or more")
     started = time.monotonic()
-    detection = detect(adapter, mapper)
+    try:
+        detection = detect(adapter, mapper)
+    except LinkError as error:
+        raise LinkError(
+            f"dump interrupted while detecting the cartridge type: {error.message}",
+            hint="nothing was read yet; check the connection and run the same command again",
+        ) from None
     chunks = chunks_of(detection)
     folder = Path(directory)
     base = Path(output) if output else folder / f"hilbridge-dump-{detection.fingerprint}"

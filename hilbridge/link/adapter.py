@@ -22,6 +22,8 @@ from hilbridge.link.transport import Transport
 
 MIN_PIECE = 16
 ADAPTIVE_RETRIES = 3
+HELLO_RETRIES = 25
+HELLO_MAX_TIMEOUT = 0.25
 PORT_IDLE = 0xFF  # P1 with P10/P11 high (last bank) and P14 high (no RAM select)
 
 
@@ -60,8 +62,12 @@ class Adapter:
         self._max_piece = self.info.max_payload - 16
 
     def _hello(self) -> AdapterInfo:
+        # Generous retries for noisy links, with a short timeout cap so a silent port fails in seconds.
+        max_timeout, self.link.max_timeout = self.link.max_timeout, HELLO_MAX_TIMEOUT
         try:
-            reply = self.link.transact([("HELLO", {"host_protocol": PROTOCOL_VERSION})], retries=8)[0]
+            reply = self.link.transact(
+                [("HELLO", {"host_protocol": PROTOCOL_VERSION})], retries=HELLO_RETRIES
+            )[0]
         except DeviceError as error:
             if error.name == "VERSION_MISMATCH":
                 raise VersionMismatch(
@@ -74,6 +80,8 @@ class Adapter:
                 f"{self.name}: no adapter answered HELLO",
                 hint="is this a hilbridge adapter? check power and cable; `hilbridge devices` lists adapters",
             ) from None
+        finally:
+            self.link.max_timeout = max_timeout
         if reply["protocol"] != PROTOCOL_VERSION:
             raise VersionMismatch(
                 f"{self.name}: adapter speaks protocol {reply['protocol']}, hilbridge {PROTOCOL_VERSION}",

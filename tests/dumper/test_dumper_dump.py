@@ -1,0 +1,204 @@
+"""Dumping through the simulated adapter: every mapper type, noisy links, interruptions, unstable carts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hilbridge import cartdb
+from hilbridge.cli.main import cli
+from hilbridge.dumper.dump import dump_cartridge, output_name
+from hilbridge.errors import HilbridgeError
+from hilbridge.link.discovery import open_adapter
+from hilbridge.link.errors import LinkError
+from hilbridge.sim.demo import demo_image
+
+CARTRIDGES = [
+    ("o2_rom", 2048),
+    ("o2_rom", 4096),
+    ("o2_rom", 8192),
+    ("o2_4in1", 4096),
+    ("o2_rally", 8192),
+    ("o2_rally", 16384),
+    ("o2_ktaa", 3072),
+    ("o2_ktaa", 6144),
+    ("o2_ktaa", 12288),
+]
+NOISY = "drop=0.01,corrupt=0.01,dup=0.01"
+
+
+def _sim(mapper: str, size: int, faults: str = "") -> str:
+    return f"sim?type={mapper}&size={size}&faults={faults}"
+
+
+@pytest.mark.parametrize(("mapper", "size"), CARTRIDGES)
+def test_every_mapper_type_is_detected_and_dumped_exactly(tmp_path, mapper, size):
+    with open_adapter(_sim(mapper, size)) as adapter:
+        result = dump_cartridge(adapter, tmp_path / "out.bin")
+    assert (result.detection.mapper, len(result.image)) == (mapper, size)
+    assert result.verified and not result.unstable
+    assert (tmp_path / "out.bin").read_bytes() == demo_image(mapper, size)
+    assert not list(tmp_path.glob("*.partial*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mapper", "size"), CARTRIDGES)
+def test_dumps_are_exact_with_one_percent_of_bytes_dropped_corrupted_and_duplicated(tmp_path, mapper, size):
+    with open_adapter(_sim(mapper, size, f"{NOISY},seed={size % 97}")) as adapter:
+        result = dump_cartridge(adapter, tmp_path / "out.bin")
+        assert adapter.link.stats.bad_frames > 0 and adapter.link.stats.retransmits > 0
+    assert result.detection.mapper == mapper
+    assert (tmp_path / "out.bin").read_bytes() == demo_image(mapper, size)
+
+
+def test_forced_type_is_sized_from_the_cartridge(tmp_path):
+    with open_adapter(_sim("o2_ktaa", 6144)) as adapter:
+        result = dump_cartridge(adapter, tmp_path / "k.bin", mapper="o2_ktaa")
+    assert result.image == demo_image("o2_ktaa", 6144)
+    assert "given by the user" in result.detection.reasons[0]
+
+
+def test_interrupted_dump_resumes_and_finishes_byte_exact(tmp_path):
+    output = tmp_path / "rally.bin"
+    with (
+        open_adapter(_sim("o2_rally", 16384, "disconnect=45000")) as adapter,
+        pytest.raises(LinkError) as cut,
+    ):
+        dump_cartridge(adapter, output)
+    assert "run the same command again" in cut.value.hint
+    assert not output.exists()
+    state = json.loads((tmp_path / "rally.bin.partial.json").read_text())
+    done_before = sum(len(d) for d in state["done"])
+    assert 0 < done_before < 2 * 16
+    with open_adapter(_sim("o2_rally", 16384)) as adapter:
+        result = dump_cartridge(adapter, output)
+        reads_after = result.reads
+    assert result.resumed
+    assert output.read_bytes() == demo_image("o2_rally", 16384)
+    assert reads_after == 2 * 16 - done_before
+    assert not list(tmp_path.glob("*.partial*"))
+
+
+def test_a_partial_dump_of_another_cartridge_is_not_reused(tmp_path):
+    output = tmp_path / "x.bin"
+    with open_adapter(_sim("o2_rom", 8192, "disconnect=16000")) as adapter, pytest.raises(LinkError):
+        dump_cartridge(adapter, output)
+    notices = []
+    with open_adapter(_sim("o2_rom", 4096)) as adapter:
+        result = dump_cartridge(adapter, output, notice=notices.append)
+    assert not result.resumed and notices and "another cartridge" in notices[0]
+    assert output.read_bytes() == demo_image("o2_rom", 4096)
+
+
+def test_unstable_cartridge_is_reported_and_not_written(tmp_path):
+    output = tmp_path / "flaky.bin"
+    with open_adapter(_sim("o2_rom", 4096, "unstable=4,seed=5")) as adapter:
+        result = dump_cartridge(adapter, output)
+    assert not result.verified and not result.written and not output.exists()
+    clean = demo_image("o2_rom", 4096)
+    assert result.unstable
+    for offset, values in result.unstable.items():
+        assert clean[offset] in values and len(values) >= 2
+    assert set(result.report()["unstable"]) == {f"0x{o:04x}" for o in result.unstable}
+
+
+def test_unstable_cartridge_is_written_when_asked_and_says_so(tmp_path):
+    output = tmp_path / "flaky.bin"
+    with open_adapter(_sim("o2_rom", 4096, "unstable=2,seed=9")) as adapter:
+        result = dump_cartridge(adapter, output, keep_unverified=True)
+    assert result.written and not result.verified and output.exists()
+    assert result.report()["verified"] is False
+
+
+def test_fewer_than_two_passes_are_refused(tmp_path):
+    with open_adapter("sim") as adapter, pytest.raises(HilbridgeError):
+        dump_cartridge(adapter, tmp_path / "o.bin", passes=1)
+
+
+def test_identified_dump_is_named_after_the_list_entry():
+    entry = cartdb.by_name("conquest")
+    assert output_name([cartdb.Match(entry, exact=True)], b"") == entry.file_name
+    assert output_name([cartdb.Match(entry, exact=False)], b"\x01") == "unknown-a505df1b.bin"
+
+
+def test_cli_dump_writes_a_verified_file_and_a_json_report(tmp_path):
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        result = runner.invoke(cli, ["dump", "-d", "sim", "-o", "demo.bin", "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        assert report["verified"] and report["mapper"] == "o2_rom" and report["size"] == 4096
+        assert Path("demo.bin").read_bytes() == demo_image()
+        plain = runner.invoke(cli, ["dump", "-d", "sim"])
+        assert plain.exit_code == 0
+        assert Path(f"unknown-{report['crc32']}.bin").read_bytes() == demo_image()
+
+
+def test_cli_dump_of_an_unstable_cartridge_exits_2_without_traceback(tmp_path):
+    runner = CliRunner()
+    with runner.isolated_filesystem(temp_dir=tmp_path):
+        result = runner.invoke(cli, ["dump", "-d", "sim?faults=unstable=3", "-o", "f.bin"])
+        assert result.exit_code == 2
+        assert "not verified" in result.output and "Traceback" not in result.output
+        assert not Path("f.bin").exists()
+
+
+def test_cli_reports_a_missing_device_as_an_error(tmp_path):
+    result = CliRunner().invoke(cli, ["dump", "-d", str(tmp_path / "ttyNOPE"), "-o", str(tmp_path / "o.bin")])
+    assert result.exit_code == 2 and "error: cannot open" in result.output
+
+
+def test_cli_load_and_unload(tmp_path):
+    rom = tmp_path / "rally.bin"
+    rom.write_bytes(demo_image("o2_rally", 16384))
+    runner = CliRunner()
+    loaded = runner.invoke(cli, ["load", str(rom), "-d", "sim", "--type", "o2_rally"])
+    assert loaded.exit_code == 0, loaded.output
+    assert "o2_rally, 16384 bytes" in loaded.output and "verified" in loaded.output
+    assert runner.invoke(cli, ["unload", "-d", "sim"]).exit_code == 0
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x00" * 1000)
+    refused = runner.invoke(cli, ["load", str(bad), "-d", "sim"])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+
+
+def test_cli_devices_lists_the_simulator():
+    result = CliRunner().invoke(cli, ["devices", "--json"])
+    assert result.exit_code == 0
+    assert any(entry["name"] == "sim" for entry in json.loads(result.output))
+
+
+def test_dump_over_socket_resumes_across_disconnects_of_a_served_simulator(tmp_path):
+    server = subprocess.Popen(
+        [sys.executable, "-m", "hilbridge", "sim", "serve", "--port", "0", "--faults", "disconnect=20000"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        url = server.stdout.readline().split()[3]
+        output = tmp_path / "demo.bin"
+        codes = []
+        for _ in range(6):
+            run = subprocess.run(
+                [sys.executable, "-m", "hilbridge", "dump", "-d", url, "-o", str(output)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            codes.append(run.returncode)
+            if run.returncode == 0:
+                assert "resumed an interrupted dump" in run.stdout
+                break
+            assert "dump interrupted" in run.stderr and "Traceback" not in run.stderr
+        assert codes[0] == 2 and codes[-1] == 0
+        assert output.read_bytes() == demo_image()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
