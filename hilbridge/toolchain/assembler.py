@@ -324,6 +324,9 @@ class _Pass(Context):
         self.line: SourceLine | None = None
         self.line_start_pc = 0
         self.functions: dict[str, tuple[list[str], str]] = {}
+        self.back_count = 0
+        self.forward_count = 0
+        self.recent_nameless: list[str] = []  # the last three '-' or '/' labels, newest first
         self.bindings: list[dict[str, Value]] = []
         self.saved_options: list[tuple[bool, str]] = []
         self.code_pages: dict[str, list[int]] = {"STANDARD": list(_IDENTITY)}
@@ -446,6 +449,10 @@ class _Pass(Context):
         if not text:
             self.hard_error("missing operand", column)
             return None
+        if text[0] in "+-" and len(text) <= 3:
+            nameless = self.nameless_reference(text)
+            if nameless is not None:
+                text = nameless
         try:
             node = compile_expression(text, self.relaxed)
         except ExpressionError as error:
@@ -499,13 +506,39 @@ class _Pass(Context):
         self.symbols[key] = value
         if constant:
             self.constants.add(key)
+        # asl: every definition except a $$name advances the $$ counter; every definition except
+        # a .name becomes the prefix for later .names.
+        if not name.startswith("$$"):
+            self.temporary_generation += 1
         if name.startswith("."):
             # asl 1.41 stored '.name' as written; remember it so such sources still resolve.
             alias = self._scoped(name if self.assembler.case_sensitive else name.upper(), local)
             self.aliases[alias] = value if self.aliases.get(alias, value) == value else None
-        elif not name.startswith("$$"):
+        else:
             self.last_label = canonical
-            self.temporary_generation += 1
+
+    def nameless_label(self, kind: str) -> str:
+        """The name asl gives a '-', '+' or '/' label; '-' and '/' can be referenced backwards."""
+        if kind == "-":
+            name = f"__BACK{self.back_count}"
+            self.back_count += 1
+        else:
+            name = f"__FORW{self.forward_count}"
+            self.forward_count += 1
+        if kind != "+":
+            self.recent_nameless = [name, *self.recent_nameless[:2]]
+        return name
+
+    def nameless_reference(self, text: str) -> str | None:
+        """The label meant by '-', '--', '---' (backwards) or '+', '++', '+++' (forwards)."""
+        count = len(text)
+        if count > 3 or text != text[0] * count:
+            return None
+        if text[0] == "-":
+            return self.recent_nameless[count - 1] if count <= len(self.recent_nameless) else None
+        if text[0] == "+":
+            return f"__FORW{self.forward_count + count - 1}"
+        return None
 
     def _scoped(self, canonical: str, local: bool) -> str:
         if self.local_spaces and local:
@@ -658,7 +691,10 @@ class Assembler:
                 state.hard_error(f"unknown instruction or macro '{split.operation}'", split.operation_column)
 
     def _define_label(self, state: _Pass, split: SplitLine) -> None:
-        state.define(split.label, state.counters[state.segment], split.label_column)
+        name = split.label
+        if name in ("-", "+", "/"):
+            name = state.nameless_label(name)
+        state.define(name, state.counters[state.segment], split.label_column)
 
     def _emit(self, state: _Pass, data: bytes | bytearray | list[int]) -> None:
         data = bytes(data)

@@ -274,3 +274,21 @@ def test_listing_has_address_bytes_and_source():
     listing = assemble_text("\torg 400h\nstart\tmov a,#12h\n").listing
     assert "0400  23 12" in listing
     assert "start\tmov a,#12h" in listing
+
+
+def test_nameless_temporary_labels():
+    source = """
+    org 0
+-   nop
+-   djnz r2,-
+    jnz --
+    jz +
+    jc ++
++   nop
+/   nop
++   jmp -
+"""
+    # '-' and '/' are found backwards (newest first), '+' and '/' forwards (nearest first).
+    assert image(source) == bytes(
+        [0x00, 0xEA, 0x01, 0x96, 0x00, 0xC6, 0x09, 0xF6, 0x0A, 0x00, 0x00, 0x04, 0x0A]
+    )

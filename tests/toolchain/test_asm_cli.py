@@ -1,0 +1,91 @@
+"""`hilbridge asm` outputs: binary, Intel HEX, listing, symbols, -I, -D, --fill, --range."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from hilbridge.cli.main import cli
+
+SOURCE = """\
+\tcpu\t8048
+\torg\t402h
+\tinclude\t"defs.h"
+start:\tmov\ta,#value
+\tjmp\tstart
+\tifdef\tdebug
+\tdb\t0eeh
+\tendif
+"""
+
+
+def make(tmp_path: Path) -> Path:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "defs.h").write_text("value\tequ\t5\n")
+    source = tmp_path / "prog.a48"
+    source.write_text(SOURCE)
+    return source
+
+
+def invoke(*arguments: str):
+    return CliRunner().invoke(cli, ["asm", *arguments])
+
+
+def test_binary_with_include_dir_and_define(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "-D", "DEBUG=1")
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == bytes([0x23, 0x05, 0x84, 0x02, 0xEE])
+
+
+def test_define_without_value_is_one(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    assert invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "-D", "debug").exit_code == 0
+    assert out.read_bytes()[-1] == 0xEE
+
+
+def test_range_and_fill_like_p2bin(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    result = invoke(
+        str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--range", "400h-407h", "--fill", "0"
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == bytes([0, 0, 0x23, 0x05, 0x84, 0x02, 0, 0])
+
+
+def test_intel_hex(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.hex"
+    assert invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--hex").exit_code == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == ":040402002305840248"
+    assert lines[-1] == ":00000001FF"
+    record = bytes.fromhex(lines[0][1:])
+    assert sum(record) & 0xFF == 0
+
+
+def test_listing_and_symbols(tmp_path):
+    source = make(tmp_path)
+    listing, symbols = tmp_path / "prog.lst", tmp_path / "prog.sym"
+    result = invoke(
+        str(source), "-o", str(tmp_path / "p.bin"), "-I", str(tmp_path / "inc"),
+        "--listing", str(listing), "--symbols", str(symbols),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = listing.read_text()
+    assert "0402  23 05" in text and "start:\tmov\ta,#value" in text
+    assert "START\t0402" in symbols.read_text().splitlines()
+    assert "VALUE\t0005" in symbols.read_text().splitlines()
+
+
+def test_warnings_go_to_stderr_and_do_not_fail(tmp_path):
+    source = tmp_path / "bank.a48"
+    source.write_text("\torg 400h\n\tcall 900h\n")
+    result = invoke(str(source), "-o", str(tmp_path / "b.bin"))
+    assert result.exit_code == 0
+    assert "bank.a48:2:1: warning:" in result.stderr
+    assert (tmp_path / "b.bin").read_bytes() == bytes([0xF5, 0x34, 0x00])
