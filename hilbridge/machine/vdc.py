@@ -435,6 +435,16 @@ class Vdc:
         self._sync_events(cycle)
         self._catch_up(self.timing.pixel_at(cycle))
 
+    def frame_end_cycle(self, frame: int) -> int:
+        """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached."""
+        return self.timing.first_cycle_at_pixel((frame + 1) * self._frame_pixels)
+
+    def mame_trace_cycle(self, cycle: int) -> int:
+        """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
+        numerator = cycle * self.timing.cycle_as * self.region.cpu_clock_hz
+        denominator = CLOCKS_PER_MACHINE_CYCLE * ATTOSECONDS_PER_SECOND
+        return (2 * numerator + denominator) // (2 * denominator)
+
     def frame(self) -> np.ndarray:
         """The last completed frame: (243, 360) uint8 palette indices (all zero before the first)."""
         return self.renderer.last_frame

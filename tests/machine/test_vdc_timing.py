@@ -143,3 +143,23 @@ def test_next_event_is_exact_for_t1_and_never_late_for_irq(region, start: int) -
             assert vdc.t1(c) == t1
             assert vdc.irq(c) == irq
         cycle = event
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_frame_end_cycle_completes_exactly_that_frame(region) -> None:
+    vdc = Vdc(region)
+    for frame in range(4):
+        end = vdc.frame_end_cycle(frame)
+        vdc.run_to(end - 1)
+        assert vdc.frames_completed == frame
+        vdc.run_to(end)
+        assert vdc.frames_completed == frame + 1
+
+
+def test_mame_trace_stamps_fall_behind_cycle_counts() -> None:
+    # measured on MAME 0.251: a 5-cycle loop's stamps first lag the count near cycle 335 600
+    vdc = Vdc(NTSC)
+    assert vdc.mame_trace_cycle(14) == 14
+    assert vdc.mame_trace_cycle(335_000) == 335_000
+    assert vdc.mame_trace_cycle(336_500) == 336_499
+    assert vdc.mame_trace_cycle(717_989) == 717_988  # the last write of that 120-frame run
