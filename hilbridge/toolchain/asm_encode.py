@@ -85,7 +85,8 @@ def find_form(mnemonic: str, shapes: tuple[str, ...]) -> Form | None:
                 if shape != "#":
                     break
             elif pattern in (PAGE_TARGET, BANK_TARGET):
-                if shape != "":
+                # Any expression, even one spelled like a register name (a label called f0).
+                if shape == "#":
                     break
             elif pattern != shape:
                 break

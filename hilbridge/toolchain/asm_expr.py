@@ -184,6 +184,10 @@ def unescape(body: str) -> str:
     return "".join(out)
 
 
+_SUFFIX_BASES = {"H": 16, "B": 2, "O": 8, "Q": 8}
+_DIGIT_VALUES = {char: int(char, 16) for char in "0123456789ABCDEF"}
+
+
 def parse_number(text: str, relaxed: bool = False) -> int:
     """One integer constant in any asl spelling; raises ExpressionError when it is not one.
 
@@ -192,28 +196,23 @@ def parse_number(text: str, relaxed: bool = False) -> int:
     (``017``) only in ``RELAXED ON`` mode, as in asl (otherwise ``017`` is decimal 17).
     """
     upper = text.upper().replace("_", "") if "_" in text else text.upper()
-    base = 10
-    digits = upper
+    candidates: list[tuple[int, str]] = []
     if upper[0] in "$%@":
-        base = {"$": 16, "%": 2, "@": 8}[upper[0]]
-        digits = upper[1:]
-    elif upper[-1] in "HBOQ" and not (
-        upper.startswith("0X") or (upper.startswith("0B") and upper[-1] != "H")
-    ):
-        base = {"H": 16, "B": 2, "O": 8, "Q": 8}[upper[-1]]
-        digits = upper[:-1]
-    elif upper.startswith("0X"):
-        base, digits = 16, upper[2:]
-    elif upper.startswith("0B") and len(upper) > 2:
-        base, digits = 2, upper[2:]
-    elif relaxed and len(upper) > 1 and upper[0] == "0":
-        base, digits = 8, upper[1:]
-    try:
-        if not digits:
-            raise ValueError
-        return int(digits, base)
-    except ValueError:
-        raise ExpressionError(f"bad number '{text}'") from None
+        candidates.append(({"$": 16, "%": 2, "@": 8}[upper[0]], upper[1:]))
+    else:
+        if upper[-1] in _SUFFIX_BASES:
+            candidates.append((_SUFFIX_BASES[upper[-1]], upper[:-1]))
+        if upper.startswith("0X"):
+            candidates.append((16, upper[2:]))
+        elif upper.startswith("0B"):
+            candidates.append((2, upper[2:]))
+        if relaxed and len(upper) > 1 and upper[0] == "0":
+            candidates.append((8, upper[1:]))
+        candidates.append((10, upper))
+    for base, digits in candidates:
+        if digits and all(_DIGIT_VALUES.get(char, 99) < base for char in digits):
+            return int(digits, base)
+    raise ExpressionError(f"bad number '{text}'")
 
 
 def string_to_int(text: str) -> int:

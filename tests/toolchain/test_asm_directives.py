@@ -292,3 +292,14 @@ def test_nameless_temporary_labels():
     assert image(source) == bytes(
         [0x00, 0xEA, 0x01, 0x96, 0x00, 0xC6, 0x09, 0xF6, 0x0A, 0x00, 0x00, 0x04, 0x0A]
     )
+
+
+def test_labels_spelled_like_registers_are_jump_targets():
+    # asl: a JMP/CALL/Jcc operand is always an expression, so labels named f0, a or t work.
+    assert image("\torg 0\n\tcall f0\nf0\tret\n\tjz t\nt\tnop\n") == bytes(
+        [0x14, 0x02, 0x83, 0xC6, 0x05, 0x00]
+    )
+
+
+def test_intel_binary_zero_and_c_prefixes():
+    assert image("\tdb 0b, 01b, 0x1b, 1bh\n") == bytes([0, 1, 0x1B, 0x1B])
