@@ -233,10 +233,8 @@ class Vdc:
 
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
-        timing = self.timing
-        begun = self._slice_start(cycle - MOVX_CYCLES)
-        time = begun * timing.cycle_as + (cycle - begun) * timing.slice_cycle_as
-        return (time + timing.pixel_as // 2) // timing.pixel_as
+        pixel_as = self.timing.pixel_as
+        return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
     def position(self, cycle: int) -> tuple[int, int]:
         """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
@@ -439,9 +437,15 @@ class Vdc:
         """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached."""
         return self.timing.first_cycle_at_pixel((frame + 1) * self._frame_pixels)
 
+    def _access_time(self, cycle: int) -> int:
+        """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
+        timing = self.timing
+        begun = self._slice_start(cycle - MOVX_CYCLES)
+        return begun * timing.cycle_as + (cycle - begun) * timing.slice_cycle_as
+
     def mame_trace_cycle(self, cycle: int) -> int:
         """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
-        numerator = cycle * self.timing.cycle_as * self.region.cpu_clock_hz
+        numerator = self._access_time(cycle) * self.region.cpu_clock_hz
         denominator = CLOCKS_PER_MACHINE_CYCLE * ATTOSECONDS_PER_SECOND
         return (2 * numerator + denominator) // (2 * denominator)
 
