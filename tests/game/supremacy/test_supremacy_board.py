@@ -59,7 +59,7 @@ def _board_from(document: dict) -> Board:
     return Board(superpowers, homelands, zones, dict(BOARD.cards))
 
 
-def test_validator_rejects_a_one_way_edge():
+def test_S_0_validator_rejects_a_one_way_edge():
     document = _map_document()
     document["zones"]["Greenland"]["adjacent"].append("Iceland Gap")
     document["zones"]["Iceland Gap"] = {"kind": "sea", "colour": "dark", "adjacent": []}
@@ -67,7 +67,7 @@ def test_validator_rejects_a_one_way_edge():
         validate(_board_from(document))
 
 
-def test_validator_rejects_a_missing_home_territory():
+def test_S_0_validator_rejects_a_missing_home_territory():
     document = _map_document()
     del document["zones"]["Kola"]
     for zone in document["zones"].values():
@@ -76,7 +76,7 @@ def test_validator_rejects_a_missing_home_territory():
         validate(_board_from(document))
 
 
-def test_validator_rejects_a_sea_without_colour_and_a_port_without_sea():
+def test_S_0_validator_rejects_a_sea_without_colour_and_a_port_without_sea():
     zones = dict(BOARD.zones)
     zones["North Sea"] = dataclasses.replace(zones["North Sea"], colour=None)
     zones["Greenland"] = dataclasses.replace(zones["Greenland"], adjacent=("Northern Canada",), port=True)
@@ -96,7 +96,7 @@ def test_validator_rejects_a_sea_without_colour_and_a_port_without_sea():
     assert "Greenland: a port must touch a sea" in error.value.message
 
 
-def test_validator_rejects_a_short_deck_and_a_company_outside_its_homeland():
+def test_S_0_validator_rejects_a_short_deck_and_a_company_outside_its_homeland():
     lines = [
         line
         for line in (BOARD_CARDS_TEXT.splitlines())
