@@ -56,27 +56,13 @@ def boot_source() -> str:
 
 
 def build_boot_bios() -> bytes:
-    """Assemble `boot.asm` with our assembler and pad it to 1 KB (what `boot.bin` must equal)."""
-    from hilbridge.toolchain.asm import assemble_text
+    """Assemble `boot.asm` with our assembler, gaps FFh as an erased EPROM (what `boot.bin` holds)."""
+    from hilbridge.toolchain.assembler import assemble_text
 
     result = assemble_text(boot_source(), name=BOOT_SOURCE)
-    image = bytearray(BIOS_SIZE)
-    code = _image_bytes(result)
-    image[: len(code)] = code
+    image = bytearray(b"\xff" * BIOS_SIZE)
+    image[result.origin : result.origin + len(result.image)] = result.image
     return bytes(image)
-
-
-def _image_bytes(result: object) -> bytes:
-    """Accept the assembler's result as bytes or as an object with an `image`/`binary` attribute."""
-    if isinstance(result, bytes | bytearray):
-        return bytes(result)
-    for attribute in ("image", "binary", "data"):
-        value = getattr(result, attribute, None)
-        if callable(value):
-            value = value()
-        if isinstance(value, bytes | bytearray):
-            return bytes(value)
-    raise TypeError(f"cannot take bytes from the assembler result {type(result).__name__}")
 
 
 def boot_bios() -> Bios:

@@ -282,7 +282,6 @@ class Cpu:
         "p1",
         "p2",
         "pc",
-        "prev_pc",
         "prog",
         "psw",
         "ram",
@@ -318,7 +317,6 @@ class Cpu:
     def reset(self) -> None:
         """Reset as MAME does: PC 0, ports FFh, interrupts and timer off, A11 = 0; C/AC survive."""
         self.pc = 0
-        self.prev_pc = 0
         self.psw &= C_FLAG | AC_FLAG
         self.rb = 0
         self.a11 = 0
@@ -356,7 +354,6 @@ class Cpu:
         "p1",
         "p2",
         "pc",
-        "prev_pc",
         "psw",
         "rb",
         "t1_history",
@@ -527,7 +524,6 @@ class Cpu:
         self._take_interrupts()
         self.irq_polled = -1
         pc = self.pc
-        self.prev_pc = pc
         prog = self.prog
         opcode = prog[pc]
         start = self.cycle

@@ -102,3 +102,22 @@ def bios_with(**entries: bytes) -> bytes:
         if name in entries:
             image[at : at + len(entries[name])] = entries[name]
     return bytes(image)
+
+
+def assemble_cart(source: str, size: int = 2048) -> bytes:
+    """Assemble `source` (asl syntax, addresses 0400h-0BFFh) into a standard cartridge image."""
+    from hilbridge.toolchain.assembler import assemble_text
+
+    result = assemble_text("        cpu 8048\n" + source, name="test.asm")
+    image = bytearray(size)
+    for index, byte in enumerate(result.image):
+        address = result.origin + index
+        if 0x400 <= address < 0xC00:
+            image[(address - 0x400) % 0x800 + size - 0x800] = byte
+    return bytes(image)
+
+
+def console_asm(source: str, *, vdc: ScriptedVdc | None = None, bios: bytes | None = None) -> Console:
+    """A console with a 2 KB cartridge assembled from `source`, on a scripted VDC."""
+    cart = load_cartridge(assemble_cart(source), "o2_rom")
+    return Console(cart, bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
