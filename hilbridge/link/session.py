@@ -27,6 +27,8 @@ from hilbridge.link.protocol import (
 )
 from hilbridge.link.transport import Transport
 
+BACKOFF_FLOOR = 0.1  # seconds
+
 
 @dataclass(slots=True)
 class LinkStats:
@@ -111,18 +113,36 @@ class Link:
             now = time.monotonic()
             if data:
                 self.stats.bytes_in += len(data)
+                bad_before = self._decoder.bad
                 for frame in self._decoder.feed(data):
                     self._dispatch(frame, pending, results, errors, now, retries)
                 self.stats.bad_frames = self._decoder.bad
+                if self._decoder.bad > bad_before and pending:
+                    self._resend_oldest(pending, now, retries)
             overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
             if overdue:
                 self.stats.timeouts += 1
-                self._timeout = min(self._timeout * 1.5, self.max_timeout)
+                if not data:  # silence, not just loss: the adapter may be slow, so back off
+                    self._timeout = min(self._timeout * 1.5, self._backoff_cap())
                 for item in overdue:
                     self._send(item, retries)
         if errors:
             raise errors[0]
         return results  # type: ignore[return-value]
+
+    def _resend_oldest(self, pending: dict[int, _Pending], now: float, retries: int) -> None:
+        """A damaged frame arrived: most likely the reply to the oldest request, so send that again now
+        (unless it was sent again within the last half round trip)."""
+        oldest = min(pending.values(), key=lambda item: item.transmission)
+        if now - oldest.sent_at > (self._srtt or 0.0) / 2:
+            self._send(oldest, retries)
+
+    def _backoff_cap(self) -> float:
+        """Longest timeout: 8 round trips (at least BACKOFF_FLOOR), so a burst of losses on a fast link
+        is retried quickly instead of waiting seconds; never more than `max_timeout`."""
+        if self._srtt is None:
+            return self.max_timeout
+        return min(self.max_timeout, max(BACKOFF_FLOOR, 8 * self._srtt))
 
     def reset_backoff(self) -> None:
         """Drop the timeout back to the measured round trip (after losses that were not latency)."""
