@@ -299,7 +299,7 @@ class _Pass(Context):
         self.written = bytearray(ADDRESS_LIMIT)  # 1 where a byte was stored
         self.lowest = ADDRESS_LIMIT
         self.highest = -1
-        self.listing: list[tuple[SourceLine, int, bytes]] = []
+        self.listing: list[list] = []  # [line, address, bytes, note] per assembled line
         self.hard_errors: list[tuple[str, SourceLocation]] = []
         self.soft_errors: list[tuple[str, SourceLocation]] = []
         self.warnings: list[tuple[str, SourceLocation]] = []
@@ -658,9 +658,10 @@ class Assembler:
                 if operation in _CONDITIONAL_DIRECTIVES:
                     directives[operation](state, split, lines, index)
                 continue
+            state.line_start_pc = state.counters[state.segment]
+            state.listing.append([line, state.line_start_pc, b"", ""])
             if not operation and not split.label:
                 continue
-            state.line_start_pc = state.counters[state.segment]
             handler = directives.get(operation)
             if handler is not None:
                 if split.label and operation not in _LABEL_DIRECTIVES:
@@ -720,7 +721,11 @@ class Assembler:
                 state.highest = end - 1
         state.counters["CODE"] = end + state.phase_delta
         assert state.line is not None
-        state.listing.append((state.line, pc, data))
+        row = state.listing[-1] if state.listing else None
+        if row is not None and row[0] is state.line and row[1] + len(row[2]) == pc:
+            row[2] += data
+        else:
+            state.listing.append([state.line, pc, data, ""])
 
     # -- instructions ----------------------------------------------------------------------------
 
@@ -811,6 +816,8 @@ class Assembler:
             return index
         constant = split.operation.upper() in ("EQU", "=", "LABEL")
         state.define(split.label, value, split.label_column, constant, local=False)
+        if state.listing and isinstance(value, int):
+            state.listing[-1][3] = f"={value & 0xFFFFFFFF:X}h"
         return index
 
     def _reg(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
@@ -1534,12 +1541,16 @@ def _hex(value: int) -> str:
     return f"-{-value:#06x}" if value < 0 else f"{value:#06x}"
 
 
-def _format_listing(rows: list[tuple[SourceLine, int, bytes]]) -> str:
-    """Address, bytes and source text, one line per statement (long data continues on extra lines)."""
+def _format_listing(rows: list[list]) -> str:
+    """Line number, address, bytes (or an EQU's value) and source text, like asl's listing.
+
+    Lines produced by a macro or repetition are marked with '+'; long data continues on extra lines.
+    """
     out = []
-    for line, address, data in rows:
-        chunk = data[:4]
-        out.append(f"{line.number:6d}  {address:04X}  {chunk.hex(' ').upper():<12s}  {line.text.rstrip()}")
+    for line, address, data, note in rows:
+        shown = note or data[:4].hex(" ").upper()
+        marker = "+" if line.macro_note else " "
+        out.append(f"{line.number:6d}{marker} {address:04X}  {shown:<12s}  {line.text.rstrip()}")
         for start in range(4, len(data), 4):
             out.append(f"{'':6s}  {address + start:04X}  {data[start : start + 4].hex(' ').upper()}")
     return "\n".join(out) + ("\n" if out else "")
