@@ -23,7 +23,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import boot_bios
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.palette import RF_PALETTE
-from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, REGIONS
 from hilbridge.oracle.trace import Trace, parse_trace
 
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
@@ -43,6 +43,15 @@ def find_mame() -> str:
         if found:
             return found
     raise HilbridgeError(f"MAME executable not found ({candidates[0]})", hint=INSTALL_HINT)
+
+
+def mame_cycles_per_second(region: str) -> int:
+    """8048 machine cycles per second in MAME: its CPU core rounds clock / 15 up to an integer.
+
+    NTSC: 5 369 317 Hz / 15 = 357 954.47 → 357 955 (MAME's time for cycle N is exactly N / 357 955 s,
+    seen in the trace), so MAME's CPU runs 1.5 ppm fast against the VDC's pixel clock.
+    """
+    return -(-REGIONS[region].cpu_clock_hz // CLOCKS_PER_MACHINE_CYCLE)
 
 
 def _palette() -> dict[int, int]:
@@ -182,7 +191,7 @@ def run_mame(
                 os.environ,
                 TRACE_OUT=str(trace_path),
                 TRACE_FRAMES=str(frames),
-                TRACE_CPU_CLOCK=str(REGIONS[region].cpu_clock_hz),
+                TRACE_CYCLES_PER_SECOND=str(mame_cycles_per_second(region)),
                 TRACE_READS="1" if reads else "0",
                 TRACE_STATE="1" if state else "0",
                 TRACE_PIXELS=str(pixel_path) if pixels else "",

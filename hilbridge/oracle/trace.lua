@@ -6,7 +6,8 @@
 -- Environment:
 --   TRACE_OUT        trace file to write
 --   TRACE_FRAMES     frames to run, then exit
---   TRACE_CPU_CLOCK  8048 clock in Hz (0.251 Lua cannot ask the device)
+--   TRACE_CYCLES_PER_SECOND  8048 machine cycles per second as MAME runs them (0.251 Lua cannot
+--                    ask the device): MAME rounds clock / 15 UP, so NTSC runs 357 955 cycles/s
 --   TRACE_READS      "1": also record MOVX reads (read taps are slow)
 --   TRACE_STATE      "1": one state line per frame (VDC registers, external and internal RAM)
 --   TRACE_PIXELS     file for raw screen:pixels() frames; a frame equal to the one before it
@@ -17,7 +18,8 @@
 
 local out_name    = assert(os.getenv("TRACE_OUT"), "TRACE_OUT is not set")
 local max_frames  = tonumber(os.getenv("TRACE_FRAMES") or "300")
-local cpu_clock   = assert(tonumber(os.getenv("TRACE_CPU_CLOCK") or ""), "TRACE_CPU_CLOCK is not set")
+local cycles_per_second = assert(tonumber(os.getenv("TRACE_CYCLES_PER_SECOND") or ""),
+                                 "TRACE_CYCLES_PER_SECOND is not set")
 local log_reads   = os.getenv("TRACE_READS") == "1"
 local log_state   = os.getenv("TRACE_STATE") == "1"
 local pixels_name = os.getenv("TRACE_PIXELS") or ""
@@ -45,8 +47,8 @@ local frame_period = screen.frame_period
 local scan_period = screen.scan_period
 local pixel_period = screen.pixel_period
 
-out:write(string.format("# mame=%s system=%s cpu_clock=%d frame_period=%.12f scan_period=%.12f\n",
-          emu.app_version(), emu.romname(), cpu_clock, frame_period, scan_period))
+out:write(string.format("# mame=%s system=%s cycles_per_second=%d frame_period=%.12f scan_period=%.12f\n",
+          emu.app_version(), emu.romname(), cycles_per_second, frame_period, scan_period))
 
 -- 0.251 has no screen:vpos()/hpos(): derive the beam from the time to the next (0, 0).
 local function beam()
@@ -57,9 +59,10 @@ local function beam()
   return line, pixel
 end
 
--- Machine cycles since power-on. MAME stamps an access after its instruction's cycles.
+-- Machine cycles since power-on. MAME stamps an access after its instruction's cycles; the
+-- CPU's time is a whole number of cycles, so the product is an integer up to rounding noise.
 local function cycle()
-  return math.floor(machine.time:as_double() * cpu_clock / 15 + 0.5)
+  return math.floor(machine.time:as_double() * cycles_per_second + 0.5)
 end
 
 local frames = 0
