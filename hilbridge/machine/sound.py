@@ -5,8 +5,9 @@ The register lives in VDC registers A7 (bits 23-16), A8 and A9 (bits 7-0); AA is
 output is 1 bit (the last bit shifted out, AND the enable bit AA b7) gated by a 16-step duty cycle at
 the VDC clock (on for `volume` steps of 16). That duty cycle runs at 224 kHz, far above audio, so
 `AudioRecorder` keeps its mean, output × volume / 16, as a piecewise-constant level and box-filters it
-into samples at the requested rate. MAME mixes the chip at 0.40 into a mono speaker, at 0.5 full
-scale when on; the same gains are used so levels compare with MAME's `-wavwrite` output.
+into samples at the requested rate. Levels are scaled to what MAME 0.251's `-wavwrite` records:
+measured 0.125 × volume / 16 of full scale while the output bit is on (its stream value is 0.5,
+routed at 0.40; the rest of its mixer brings that to 0.25).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ ENABLE, FAST_CLOCK, NOISE, VOLUME = 0x80, 0x20, 0x10, 0x0F
 SOUND_INTERRUPT_ENABLE = 0x04  # A0 b2
 SHIFTS_PER_INTERRUPT = 24
 CHIP_ON_LEVEL = 0.5  # MAME's stream value while the output bit is on
-SPEAKER_GAIN = 0.40  # MAME's route of the chip into the speaker
+SPEAKER_GAIN = 0.25  # chip level -> MAME -wavwrite sample (measured at volumes 1, 8, 10, 15)
 
 
 def shift_once(signal: int, noise: bool) -> tuple[int, int]:
