@@ -187,7 +187,8 @@ class SimulatedAdapter:
         if strobe == STROBES["PSEN"]:
             if address < FETCH_START or address + length > FETCH_END:
                 raise RequestRefused("BAD_ARGUMENT", "program reads must lie within 0x400-0xFFF")
-            data = bytearray(cart.fetch(a, p1, p2) for a in range(address, address + length))
+            start = address - FETCH_START
+            data = bytearray(cart.program_view(p1)[start : start + length])  # = fetch() for each address
         elif strobe == STROBES["MOVX_READ"]:
             if address + length > 0x100:
                 raise RequestRefused("BAD_ARGUMENT", "MOVX reads must lie within 0x00-0xFF")
