@@ -43,7 +43,9 @@ _SHARED = ("options", "players", "events")
 
 def _clone(state: State) -> State:
     """A deep copy for the next state (pickle is the fastest deep copy of plain JSON data)."""
-    body = {key: value for key, value in state.items() if key not in _SHARED}
+    body = state.copy()
+    for key in _SHARED:
+        body.pop(key, None)
     copy = pickle.loads(pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
     copy["options"], copy["players"], copy["events"] = state["options"], state["players"], []
     return copy

@@ -80,7 +80,10 @@ class LogisticsRules(SupremacyBase):
             if b.is_land:
                 if occupant not in (None, player):
                     return f"{dst} is held by {occupant}"
-                if purpose == "reinforce" and occupant != player:
+                battle = state["battle"]
+                # S-4.C.conv.D note: a defender may reinforce the zone the attacker left empty.
+                emptied = battle is not None and battle.get("defender") == player and dst == battle.get("to")
+                if purpose == "reinforce" and occupant != player and not (occupant is None and emptied):
                     return "S-4.C.conv.E: reinforce only territories you already occupy"
             else:  # embark onto own navies
                 if not a.is_land:

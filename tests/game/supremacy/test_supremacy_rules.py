@@ -966,3 +966,37 @@ def test_SUP_A13_an_empty_home_territory_is_still_held():
     state = act(state, "ann", "pass")
     assert state["alive"]["bob"]
     assert R._home_held(state, "bob") == ["Venezuela"]
+
+
+def test_S_4_C_conv_D_note_defender_may_reinforce_the_zone_the_attacker_did_not_occupy():
+    state = battle_position()
+    place(state, "Central America", "ann", 1)
+    place(state, "Venezuela", "bob", 1)
+    place(state, "Brazil", "bob", 2)
+    state = act(
+        state, "ann", "attack", **{"from": "Central America", "to": "Venezuela", "units": 1, "mode": "direct"}
+    )
+    state = roll(state, attacker=[6], defender=[3, 1])  # mutual destruction
+    state = act(state, "ann", "end_occupy")  # the attacker does not occupy Venezuela
+    assert (state["phase"], state["turn"]) == ("reinforce", "bob")
+    state = act(
+        state, "bob", "reinforce", **{"from": "Brazil", "to": "Venezuela", "units": 2, "kind": "army"}
+    )
+    assert force(state, "Venezuela", "bob") == [2, 0]
+
+
+def test_S_4_C_conv_F_nuking_the_captured_last_home_territory_denies_the_capture_spoils():
+    state = battle_position()
+    for territory in ("Brazil", "Peru", "Argentina"):
+        place(state, territory, "bob", 0)
+        state["clouds"].append(territory)
+    state["supplies"]["bob"]["nuke"] = 1
+    state["stock_bank"]["nuke"] -= 1
+    state = act(
+        state, "ann", "attack", **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"}
+    )
+    state = roll(state, attacker=[6, 6], defender=[1, 1])
+    state = act(act(act(state, "ann", "end_occupy"), "bob", "end_reinforce"), "ann", "end_reinforce")
+    state = act(state, "bob", "nuke", targets=["Venezuela"])
+    assert not state["alive"]["bob"] and events(state, "eliminated")[0]["spoils"] == "destruction"
+    assert state["cash"]["ann"] == 7000
