@@ -38,6 +38,8 @@ from hilbridge.toolchain.asm_expr import (
 
 MAX_PASSES = 12
 MAX_NESTING = 100
+MAX_ERRORS = 200  # errors kept per pass; the first 20 are printed
+MAX_LINES_PER_PASS = 1_000_000  # source plus expanded lines; stops runaway REPT/WHILE/macros
 ADDRESS_LIMIT = 0x10000
 PROGRAM_LIMIT = 0x1000  # 4K: the 8048's 12-bit program counter
 
@@ -325,6 +327,7 @@ class _Pass(Context):
         self.line_start_pc = 0
         self.functions: dict[str, tuple[list[str], str]] = {}
         self.back_count = 0
+        self.lines_done = 0
         self.forward_count = 0
         self.recent_nameless: list[str] = []  # the last three '-' or '/' labels, newest first
         self.bindings: list[dict[str, Value]] = []
@@ -435,9 +438,12 @@ class _Pass(Context):
 
     def hard_error(self, message: str, column: int | None = None) -> None:
         self.hard_errors.append((self._with_note(message), self.location(column)))
+        if len(self.hard_errors) >= MAX_ERRORS:
+            raise _Fatal
 
     def soft_error(self, message: str, column: int | None = None) -> None:
-        self.soft_errors.append((self._with_note(message), self.location(column)))
+        if len(self.soft_errors) < MAX_ERRORS:
+            self.soft_errors.append((self._with_note(message), self.location(column)))
 
     def warn(self, message: str, column: int | None = None) -> None:
         self.warnings.append((self._with_note(message), self.location(column)))
@@ -648,6 +654,12 @@ class Assembler:
             line = lines[index]
             index += 1
             state.line = line
+            state.lines_done += 1
+            if state.lines_done > MAX_LINES_PER_PASS:
+                state.hard_error(
+                    f"more than {MAX_LINES_PER_PASS} lines in one pass (an endless REPT or macro?)"
+                )
+                raise _Fatal
             split = split_line(line.text)
             operation = split.keyword
             force_instruction = operation.startswith("!")
@@ -1018,6 +1030,7 @@ class Assembler:
         if including is not None:
             candidates.append(including / name)
         candidates.append(self.base_directory / name)
+        candidates.append(Path.cwd() / name)
         candidates.extend(directory / name for directory in self.include_dirs)
         for candidate in candidates:
             if candidate.is_file():
@@ -1566,12 +1579,16 @@ def assemble(
     auto_bank_select: bool = True,
     text: str | None = None,
 ) -> AssemblyResult:
-    """Assemble the file at `source` (or `text`, reported under the name `source`).
+    """Assemble the file at `source`, or source text: `source` itself when it contains a line
+    break, or `text` (then reported under the name `source`).
 
     Raises `AssemblyError` (a `HilbridgeError`) with file:line:column for every user mistake.
     """
     assembler = Assembler(include_dirs, defines, fill, case_sensitive, auto_bank_select)
     name = os.fspath(source)
+    if text is None and isinstance(source, str) and "\n" in source:
+        # Source text passed directly (a path never contains a line break).
+        name, text = "<string>", source
     if text is None:
         path = Path(name)
         try:

@@ -303,3 +303,12 @@ def test_labels_spelled_like_registers_are_jump_targets():
 
 def test_intel_binary_zero_and_c_prefixes():
     assert image("\tdb 0b, 01b, 0x1b, 1bh\n") == bytes([0, 1, 0x1B, 0x1B])
+
+
+def test_assemble_accepts_text_directly():
+    assert assemble("\torg 10h\n\tjmp $\n").image == bytes([0x04, 0x10])
+
+
+def test_runaway_repetition_is_stopped_with_an_error():
+    with pytest.raises(AssemblyError, match="endless REPT"):
+        image("\trept 100000\n\trept 100\n\tnop\n\tendm\n\tendm\n")
