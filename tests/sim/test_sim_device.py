@@ -1,0 +1,129 @@
+"""The simulated adapter: options, fault injection, version handshake, cartridge files, servers."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.link.adapter import Adapter
+from hilbridge.link.discovery import open_adapter
+from hilbridge.link.errors import LinkDisconnected, VersionMismatch
+from hilbridge.link.protocol import PROTOCOL_VERSION
+from hilbridge.link.transport import InProcessTransport, SerialTransport
+from hilbridge.sim import build_device, build_endpoint
+from hilbridge.sim.demo import demo_image
+from hilbridge.sim.device import SimulatedAdapter
+from hilbridge.sim.faults import ByteMangler, FaultPlan, FaultyEndpoint
+
+
+def test_fault_plan_parses_and_rejects_bad_specs():
+    plan = FaultPlan.parse("drop=0.01, dup=0.02,disconnect=500,seed=3")
+    assert (plan.drop, plan.dup, plan.disconnect, plan.seed) == (0.01, 0.02, 500, 3)
+    for bad in ("drop", "flood=1", "drop=x", "corrupt=0.9", "delay=-1"):
+        with pytest.raises(HilbridgeError):
+            FaultPlan.parse(bad)
+
+
+@pytest.mark.parametrize("kind", ["drop", "corrupt", "dup"])
+def test_byte_mangler_applies_each_fault_at_about_its_rate(kind):
+    data = bytes(random.Random(0).randrange(256) for _ in range(200_000))
+    mangled = ByteMangler(FaultPlan(**{kind: 0.01}), random.Random(1))(data)
+    if kind == "drop":
+        assert 0.008 < 1 - len(mangled) / len(data) < 0.012
+    elif kind == "dup":
+        assert 0.008 < len(mangled) / len(data) - 1 < 0.012
+    else:
+        changed = sum(a != b for a, b in zip(data, mangled, strict=True))
+        assert 0.008 < changed / len(data) < 0.012
+
+
+def test_faults_are_reproducible_from_the_seed():
+    data = bytes(range(256)) * 100
+    plan = FaultPlan(drop=0.01, corrupt=0.01, dup=0.01, seed=4)
+    first = ByteMangler(plan, random.Random(plan.seed))(data)
+    assert first == ByteMangler(plan, random.Random(plan.seed))(data) != data
+
+
+def test_disconnect_cuts_the_link_after_the_given_bytes():
+    endpoint = FaultyEndpoint(build_device(), FaultPlan(disconnect=100))
+    with pytest.raises(LinkDisconnected):
+        Adapter(InProcessTransport(endpoint)).read(0x400, 1024)
+    assert endpoint.sent == 100
+
+
+def test_stalls_and_delays_are_survived():
+    with open_adapter("sim?faults=stall=0.05,delay=0.002,seed=2") as adapter:
+        assert adapter.read(0x400, 0x800, p1=0xFC) == demo_image()[:0x800]
+        assert adapter.read(0x400, 0x800, p1=0xFD) == demo_image()[0x800:]
+
+
+def test_a_newer_adapter_is_refused_with_a_version_mismatch(monkeypatch):
+    device = build_device()
+    original = SimulatedAdapter.on_hello
+
+    def newer(self, host_protocol):
+        return {**original(self, PROTOCOL_VERSION), "protocol": PROTOCOL_VERSION + 1}
+
+    monkeypatch.setattr(SimulatedAdapter, "on_hello", newer)
+    with pytest.raises(VersionMismatch) as refused:
+        Adapter(InProcessTransport(device))
+    assert "update" in refused.value.hint
+
+
+def test_an_older_host_is_refused_by_the_adapter():
+    device = build_device()
+    assert device.on_hello(PROTOCOL_VERSION)["protocol"] == PROTOCOL_VERSION
+    with pytest.raises(Exception, match="speaks protocol"):
+        device.on_hello(PROTOCOL_VERSION + 1)
+
+
+def test_unknown_simulator_options_are_user_errors():
+    with pytest.raises(HilbridgeError, match="unknown simulator option"):
+        build_endpoint("carts=x")
+    with pytest.raises(HilbridgeError):
+        build_endpoint("type=o2_rally&size=3000")
+
+
+def test_served_simulator_holds_a_cartridge_file_and_serves_it_over_a_pty(tmp_path):
+    image = demo_image("o2_ktaa", 12288)
+    cart = tmp_path / "ktaa.bin"
+    cart.write_bytes(image)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hilbridge",
+            "sim",
+            "serve",
+            "--pty",
+            "--cart",
+            str(cart),
+            "--type",
+            "o2_ktaa",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        path = server.stdout.readline().split()[3]
+        output = tmp_path / "out.bin"
+        run = subprocess.run(
+            [sys.executable, "-m", "hilbridge", "dump", "-d", path, "-o", str(output)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0, run.stderr
+        assert "detected: o2_ktaa, 12288 bytes" in run.stdout
+        assert output.read_bytes() == image
+        with Adapter(SerialTransport(path)) as adapter:
+            assert adapter.info.serial == "SIM-0001"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
