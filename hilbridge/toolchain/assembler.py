@@ -1330,6 +1330,8 @@ class Assembler:
             items = list(unquoted if unquoted is not None else text)
         else:
             items = arguments[1:]
+            if not self.case_sensitive:
+                items = [_upper_outside_quotes(item) for item in items]  # as macro arguments
         body = list(lines[index:end])
         note = f"in {split.operation.upper()} at {state.line.file}:{state.line.number}" if state.line else ""
         for item in items:
