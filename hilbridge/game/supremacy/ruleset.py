@@ -184,6 +184,17 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
             lines.append(f"  {zone}: {forces}")
         if view["clouds"]:
             lines.append("mushroom clouds: " + ", ".join(view["clouds"]))
+        battle = view["battle"]
+        if battle and "to" in battle:
+            lines.append(f"battle: {battle['attacker']} from {battle['from']} against {battle['to']}")
+        elif battle:
+            lines.append(f"nuclear attack by {battle['attacker']} on {', '.join(battle['targets'])}")
+        if view["offer"]:
+            offer = view["offer"]
+            lines.append(
+                f"offer: {offer['seller']} sells {offer['units']} {offer['resource']} to {offer['buyer']} "
+                f"for ${offer['price']}M"
+            )
         return "\n".join(lines)
 
     def chance_node(self, state: State) -> ChanceNode | None:
@@ -366,6 +377,13 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
         assert all(alive[holder] for holder in set(after["cards"].values())), "card of a dead player"
         if action is not None and action.kind in ("move", "occupy", "reinforce"):
             assert self.board.adjacent(action.params["from"], action.params["to"]), "move not along the map"
+        if action is not None and action.kind == "attack" and action.params.get("mode") != "airborne":
+            src, dst = action.params["from"], action.params["to"]
+            assert self.board.adjacent(src, dst) or (src == dst and src in self._dark), (
+                "attack not along the map"
+            )
+        if action is not None and action.kind == "airlift":
+            assert self._occupant(after, action.params["to"]) == action.player, "airlift to a zone not held"
 
 
 RULESET = Supremacy()
