@@ -1,0 +1,120 @@
+"""The trace record format: parsing, writing back, and the first-difference comparison."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hilbridge.errors import HilbridgeError
+from hilbridge.oracle.trace import Access, first_mismatch, parse_trace, up_to_cycle
+
+SAMPLE = """\
+# mame=0.251 system=odyssey2 cycles_per_second=357955 frame_period=0.016715113234
+W 12 B4 A0 00 0 243 240
+R 5983 B4 A1 08 0 242 450
+F 0 5983 40C
+S 0 {vdc} {xram} {iram} B4 FF
+P 0 0
+W 5994 AC 10 01 1 243 214
+F 1 11966 40C
+P 1 0
+# done frames=2
+""".format(vdc="00" * 255 + "5A", xram="11" * 128, iram="22" * 64)
+
+
+def test_sample_trace_fields():
+    trace = parse_trace(SAMPLE)
+    assert trace.header["system"] == "odyssey2"
+    assert trace.complete
+    assert [a.key for a in trace.accesses] == [("W", 12, 0xA0, 0), ("R", 5983, 0xA1, 8), ("W", 5994, 0x10, 1)]
+    assert [a.target for a in trace.accesses] == ["VDC", "VDC", "RAM"]
+    assert [(f.frame, f.cycle, f.pc) for f in trace.frames] == [(0, 5983, 0x40C), (1, 11966, 0x40C)]
+    assert trace.states[0].vdc[255] == 0x5A and trace.states[0].xram == b"\x11" * 128
+    assert trace.pixel_frames == [0, 0]
+    assert len(trace.writes()) == 2 and len(trace.reads()) == 1
+
+
+def test_target_follows_p1_decoding():
+    # console.md 3.2: P13 = 0 selects the VDC; RAM needs P14 = 0, P16 = 0 and A7 = 0
+    assert Access("W", 0, 0xB4, 0x90, 0).target == "VDC"
+    assert Access("W", 0, 0xAC, 0x7F, 0).target == "RAM"
+    assert Access("W", 0, 0xAC, 0x80, 0).target == "EXT"
+    assert Access("W", 0, 0xEC, 0x10, 0).target == "EXT"  # P16 = 1: no external RD/WR
+
+
+def test_unfinished_trace_is_not_complete():
+    assert not parse_trace(SAMPLE.replace("# done frames=2\n", "")).complete
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("W 12 B4 A0", "needs 8 fields"),
+        ("W 12 B4 A0 0G 0 243 240", "bad number"),
+        ("X 1 2 3", "unknown trace record"),
+        ("P 3 0", "out of order"),
+        ("S 0 00 11 22 B4 FF", "256 + 128 + 64"),
+    ],
+)
+def test_malformed_line_is_reported_with_its_line(line, message):
+    with pytest.raises(HilbridgeError, match=re.escape(message)) as caught:
+        parse_trace("# header\n" + line + "\n", "t.txt")
+    assert str(caught.value.location) == "t.txt:2:1"
+
+
+accesses = st.lists(
+    st.builds(
+        Access,
+        kind=st.sampled_from("WR"),
+        cycle=st.integers(0, 10**7),
+        p1=st.integers(0, 255),
+        addr=st.integers(0, 255),
+        data=st.integers(0, 255),
+        frame=st.integers(0, 1000),
+        vpos=st.integers(0, 312),
+        hpos=st.integers(0, 455),
+    ),
+    max_size=30,
+).map(lambda items: sorted(items, key=lambda a: a.cycle))
+
+
+@given(accesses)
+def test_text_round_trip(items):
+    trace = parse_trace(SAMPLE)
+    trace.accesses = list(items)
+    again = parse_trace(trace.text())
+    assert again.accesses == trace.accesses
+    assert again.frames == trace.frames
+    assert again.states == trace.states
+    assert again.complete
+
+
+@given(accesses, st.data())
+def test_first_mismatch_finds_the_first_changed_access(items, data):
+    assert first_mismatch(items, list(items)) is None
+    if not items:
+        return
+    index = data.draw(st.integers(0, len(items) - 1))
+    changed = list(items)
+    changed[index] = replace(changed[index], data=changed[index].data ^ 1)
+    found = first_mismatch(items, changed)
+    assert found is not None
+    assert found.index == index and found.theirs == changed[index]
+    assert "differs" in found.report()
+
+
+def test_beam_fields_are_not_compared_but_lengths_are():
+    ours = [Access("W", 10, 0xB4, 0xA0, 0, 0, 1, 2)]
+    theirs = [Access("W", 10, 0xB4, 0xA0, 0, 3, 4, 5)]
+    assert first_mismatch(ours, theirs) is None
+    missing = first_mismatch(ours, [])
+    assert missing is not None and missing.theirs is None and "(no more accesses)" in missing.report()
+
+
+def test_up_to_cycle_keeps_accesses_at_the_limit():
+    items = [Access("W", cycle, 0, 0, 0) for cycle in (5, 10, 11)]
+    assert [a.cycle for a in up_to_cycle(items, 10)] == [5, 10]
