@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from hilbridge.errors import HilbridgeError, SourceLocation
@@ -85,6 +87,9 @@ def _intel_hex(data: bytes, origin: int) -> bytes:
     "--listing", type=click.Path(dir_okay=False), help="Write a listing (line, address, bytes, source)."
 )
 @click.option("--symbols", type=click.Path(dir_okay=False), help="Write the symbol table (NAME<TAB>HEX).")
+@click.option(
+    "--share-file", type=click.Path(dir_okay=False), help="Write the SHARED symbols as EQUs (asl's -a file)."
+)
 @click.option("--hex", "intel_hex", is_flag=True, help="Write Intel HEX instead of a raw binary.")
 @click.option(
     "-I", "include_dirs", multiple=True, type=click.Path(file_okay=False), help="Include directory."
@@ -105,6 +110,7 @@ def asm(
     output: str,
     listing: str | None,
     symbols: str | None,
+    share_file: str | None,
     intel_hex: bool,
     include_dirs: tuple[str, ...],
     defines: tuple[str, ...],
@@ -135,3 +141,5 @@ def asm(
         _write(listing, result.listing.encode("utf-8"), "listing")
     if symbols:
         _write(symbols, result.symbol_file().encode("utf-8"), "symbol file")
+    if share_file:
+        _write(share_file, result.share_file(Path(source).name).encode("utf-8"), "share file")

@@ -81,10 +81,17 @@ class AssemblyResult:
     listing: str
     warnings: list[str]
     passes: int = 0
+    shared: list[tuple[str, int]] = field(default_factory=list)
 
     def symbol_file(self) -> str:
         """One ``NAME VALUE`` line per symbol, sorted by name (values in hex)."""
         return "".join(f"{name}\t{value & 0xFFFFFFFF:04X}\n" for name, value in sorted(self.symbols.items()))
+
+    def share_file(self, source_name: str) -> str:
+        """The symbols named by SHARED as EQUs another source can include (asl's ``-a`` file)."""
+        lines = [f"; {source_name}: shared symbols, for inclusion in assembler programs\n"]
+        lines.extend(f"{name} equ {_intel_hex(value)}\n" for name, value in self.shared)
+        return "".join(lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +334,7 @@ class _Pass(Context):
         self.line_start_pc = 0
         self.functions: dict[str, tuple[list[str], str]] = {}
         self.back_count = 0
+        self.shared: list[tuple[str, int]] = []
         self.lines_done = 0
         self.forward_count = 0
         self.recent_nameless: list[str] = []  # the last three '-' or '/' labels, newest first
@@ -640,7 +648,13 @@ class Assembler:
         warnings = [f"{location}: warning: {message}" for message, location in _unique(state.warnings)]
         warnings.extend(state.messages)
         return AssemblyResult(
-            bytes(image), origin, symbols, _format_listing(state.listing), warnings, state.number
+            bytes(image),
+            origin,
+            symbols,
+            _format_listing(state.listing),
+            warnings,
+            state.number,
+            state.shared,
         )
 
     # -- line processing -------------------------------------------------------------------------
@@ -1451,6 +1465,17 @@ class Assembler:
         state.functions[name] = (parameters, body)
         return index
 
+    def _shared(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        """SHARED name,...: export symbols to the share file (written with --share-file)."""
+        for argument, column in zip(split.arguments, split.argument_columns, strict=True):
+            if not _NAME.fullmatch(argument):
+                state.hard_error(f"'{argument}' is not a symbol name", column)
+                continue
+            value = state.value(argument, column)
+            if isinstance(value, int):
+                state.shared.append((argument, value))
+        return index
+
     def _save(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         state.saved_options.append((state.relaxed, state.segment))
         return index
@@ -1494,7 +1519,7 @@ _DIRECTIVE_METHODS: dict[str, str] = {
     "MACRO": "_macro", "ENDM": "_endm", "EXITM": "_exitm", "REPT": "_rept", "IRP": "_irp", "IRPC": "_irp",
     "WHILE": "_while",
     "SECTION": "_section", "ENDSECTION": "_endsection", "PUBLIC": "_public", "GLOBAL": "_public",
-    "FORWARD": "_ignored", "SHARED": "_ignored",
+    "FORWARD": "_ignored", "SHARED": "_shared",
     "MESSAGE": "_message", "WARNING": "_message", "ERROR": "_message", "FATAL": "_message",
     "CPU": "_cpu", "RELAXED": "_relaxed", "END": "_end", "FUNCTION": "_function",
     "SAVE": "_save", "RESTORE": "_restore", "CODEPAGE": "_codepage", "CHARSET": "_charset",
@@ -1550,6 +1575,14 @@ def _unique(errors: list[tuple[str, SourceLocation]]) -> list[tuple[str, SourceL
             seen.add(error)
             result.append(error)
     return result
+
+
+def _intel_hex(value: int) -> str:
+    """A number as asl writes it in Intel syntax: hex digits, H, a leading 0 before A-F."""
+    digits = f"{value:X}" if value >= 0 else f"-{-value:X}"
+    sign = "-" if value < 0 else ""
+    digits = digits.lstrip("-")
+    return f"{sign}{'0' if digits[0] in 'ABCDEF' else ''}{digits}H"
 
 
 def _hex(value: int) -> str:

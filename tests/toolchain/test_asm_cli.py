@@ -89,3 +89,17 @@ def test_warnings_go_to_stderr_and_do_not_fail(tmp_path):
     assert result.exit_code == 0
     assert "bank.a48:2:1: warning:" in result.stderr
     assert (tmp_path / "b.bin").read_bytes() == bytes([0xF5, 0x34, 0x00])
+
+
+def test_share_file_exports_shared_symbols_as_equs(tmp_path):
+    source = tmp_path / "bank0.a48"
+    source.write_text("\torg 0a76h\ntune\tnop\nlevel\tequ\t12\n\tshared\ttune,level\n")
+    share = tmp_path / "bank0.inc"
+    result = invoke(str(source), "-o", str(tmp_path / "b.bin"), "--share-file", str(share))
+    assert result.exit_code == 0, result.output
+    lines = share.read_text().splitlines()
+    assert lines[1:] == ["tune equ 0A76H", "level equ 0CH"]
+    other = tmp_path / "bank1.a48"
+    other.write_text('\tinclude "bank0.inc"\n\torg 0\n\tdw tune\n\tdb level\n')
+    assert invoke(str(other), "-o", str(tmp_path / "c.bin")).exit_code == 0
+    assert (tmp_path / "c.bin").read_bytes() == bytes([0x76, 0x0A, 12])
