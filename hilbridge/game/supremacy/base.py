@@ -17,6 +17,8 @@ from importlib import resources
 from typing import Any
 
 from hilbridge.game.core import (
+    CHANCE,
+    Action,
     IllegalAction,
     Ruleset,
     State,
@@ -66,6 +68,7 @@ class SupremacyBase(Ruleset):
     def __init__(self, board: Board | None = None):
         self.board = board or load_board()
         self._land = frozenset(name for name, zone in self.board.zones.items() if zone.is_land)
+        self._draws = {card: Action("draw", CHANCE, {"card": card}) for card in self.board.cards}
         self._dark = frozenset(name for name, zone in self.board.zones.items() if zone.is_dark_sea)
 
     def _occupant(self, state: State, zone: str) -> str | None:

@@ -59,6 +59,10 @@ PHASE_MOVES: dict[str, tuple[str, ...]] = {
 """The player moves each phase accepts (simultaneous phases ``bid`` and ``champions`` use apply_joint)."""
 
 
+DIE_OUTCOMES = tuple(Action("roll", CHANCE, {"value": value}) for value in range(1, 7))
+"""A six-sided die as a chance node's equally likely outcomes."""
+
+
 class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     """The basic game: setup, who moves, chance, move dispatch, the text board and the invariants."""
 
@@ -200,7 +204,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     def chance_node(self, state: State) -> ChanceNode | None:
         phase = state["phase"]
         if phase == "dps":
-            return ChanceNode("die", tuple(Action("roll", CHANCE, {"value": v}) for v in range(1, 7)))
+            return ChanceNode("die", DIE_OUTCOMES)
         if phase == "battle_dice":
             battle = state["battle"]
             return ChanceNode(
@@ -222,7 +226,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
         if phase == "search":
             flipped = state["search"]["flipped"]
             deck = [c for c in self.board.cards if c not in state["cards"] and c not in flipped]
-            return ChanceNode("card", tuple(Action("draw", CHANCE, {"card": c}) for c in deck))
+            return ChanceNode("card", tuple(self._draws[c] for c in deck))
         return None
 
     def random_combat_result(self, request: CombatRequest, rng: Any) -> dict[str, Any]:
