@@ -59,6 +59,32 @@ PHASE_MOVES: dict[str, tuple[str, ...]] = {
 """The player moves each phase accepts (simultaneous phases ``bid`` and ``champions`` use apply_joint)."""
 
 
+def checked_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults of options.json overridden by `given`, each checked against its default's type
+    (and its listed choices), so a mistyped ``--option`` is a clear error, not a crash mid-game."""
+    chosen = {key: entry["value"] for key, entry in OPTIONS.items()}
+    for key, value in given.items():
+        if key not in chosen:
+            raise HilbridgeError(f"unknown Supremacy option {key!r} (known: {', '.join(sorted(chosen))})")
+        default = chosen[key]
+        if isinstance(default, list):
+            good = isinstance(value, list) and len(value) >= 2 and all(type(v) is int for v in value)
+            good = good and value == sorted(value)
+        elif isinstance(default, bool):
+            good = isinstance(value, bool)
+        elif isinstance(default, int):
+            good = type(value) is int and value >= 0
+        else:
+            good = value in OPTIONS[key].get("choices", [value]) and isinstance(value, str)
+        if not good:
+            allowed = OPTIONS[key].get("choices") or type(default).__name__
+            raise HilbridgeError(f"Supremacy option {key}={value!r} is not valid (expected {allowed})")
+        chosen[key] = value
+    if chosen["market_start_step"] >= len(chosen["market_scale"]):
+        raise HilbridgeError("market_start_step must be a step of market_scale")
+    return chosen
+
+
 DIE_OUTCOMES = tuple(Action("roll", CHANCE, {"value": value}) for value in range(1, 7))
 """A six-sided die as a chance node's equally likely outcomes."""
 
@@ -74,12 +100,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     def default_setup(
         self, players: Sequence[str], options: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        chosen = {key: entry["value"] for key, entry in OPTIONS.items()}
-        for key, value in (options or {}).items():
-            if key not in chosen:
-                raise HilbridgeError(f"unknown Supremacy option {key!r} (known: {', '.join(sorted(chosen))})")
-            chosen[key] = value
-        return {"players": list(players), "options": chosen}
+        return {"players": list(players), "options": checked_options(options or {})}
 
     def initial_state(self, setup: Mapping[str, Any], seed: int) -> State:
         players = list(setup["players"])
@@ -87,8 +108,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
             raise HilbridgeError("Supremacy needs two to six players with distinct names")
         if CHANCE in players:
             raise HilbridgeError(f"{CHANCE!r} cannot be a player's name")
-        options = {key: entry["value"] for key, entry in OPTIONS.items()}
-        options.update(setup.get("options", {}))
+        options = checked_options(setup.get("options", {}))
         start_cash, start_stock = options["start_cash"], options["start_supplies"]
         n = len(players)
         state: State = {

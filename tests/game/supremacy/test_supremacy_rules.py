@@ -11,6 +11,7 @@ import pickle
 
 import pytest
 
+from hilbridge.errors import HilbridgeError
 from hilbridge.game import CHANCE, Action, Game, IllegalAction
 from hilbridge.game.conformance import check_views_hide
 from hilbridge.game.supremacy import Supremacy
@@ -1000,3 +1001,22 @@ def test_S_4_C_conv_F_nuking_the_captured_last_home_territory_denies_the_capture
     state = act(state, "bob", "nuke", targets=["Venezuela"])
     assert not state["alive"]["bob"] and events(state, "eliminated")[0]["spoils"] == "destruction"
     assert state["cash"]["ann"] == 7000
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("tie_die", "maybe"),
+        ("turn_cap", "abc"),
+        ("turn_cap", -1),
+        ("pass_is_final", 1),
+        ("nope", 1),
+        ("market_scale", [5, 1]),
+        ("market_start_step", 40),
+    ],
+)
+def test_options_are_checked_at_setup(option, value):
+    with pytest.raises(HilbridgeError, match=option):
+        R.default_setup(["ann", "bob"], {option: value})
+    with pytest.raises(HilbridgeError, match=option):
+        R.initial_state({"players": ["ann", "bob"], "options": {option: value}}, 0)
