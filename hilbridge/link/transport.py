@@ -100,7 +100,10 @@ class SerialTransport:
                 return data
             if self._fileno is not None:
                 if select.select([self._fileno], [], [], timeout)[0]:
-                    return self._port.read(self.READ_SIZE)
+                    data = self._port.read(self.READ_SIZE)
+                    if not data:
+                        raise LinkDisconnected(f"{self.name}: the port closed")
+                    return data
                 return b""
             deadline = time.monotonic() + timeout
             while not data and time.monotonic() < deadline:
