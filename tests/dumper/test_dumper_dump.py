@@ -202,3 +202,21 @@ def test_dump_over_socket_resumes_across_disconnects_of_a_served_simulator(tmp_p
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_a_dump_the_list_knows_is_identified_and_named_after_it(tmp_path, monkeypatch):
+    entry = cartdb.by_name("conquest")
+    image = demo_image()
+    real_identify = cartdb.identify
+
+    def identify(data: bytes) -> list[cartdb.Match]:
+        return [cartdb.Match(entry, exact=True)] if data == image else real_identify(data)
+
+    monkeypatch.setattr(cartdb, "identify", identify)
+    with open_adapter("sim") as adapter:
+        result = dump_cartridge(adapter, directory=tmp_path)
+    assert result.output == tmp_path / entry.file_name
+    assert (tmp_path / entry.file_name).read_bytes() == image
+    assert result.report()["identified"] == [
+        {"name": "conquest", "description": entry.description, "exact": True}
+    ]
