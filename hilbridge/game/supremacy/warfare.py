@@ -75,6 +75,8 @@ class WarfareRules(SupremacyBase):
         zones = self.board.zones
         if src not in zones or dst not in zones:
             return "unknown zone"
+        if mode not in ("direct", "amphibious", "airborne"):
+            return "an attack is direct, amphibious or airborne"
         if not isinstance(units, int) or units < 1:
             return "attack with at least one unit"
         force = self._force(state, src, player)
@@ -114,6 +116,9 @@ class WarfareRules(SupremacyBase):
                 return "navies in a dark blue sea attack the same sea or an adjacent light blue sea"
         if b.is_dark_sea and not defenders:
             return "nobody to attack in that dark blue sea"
+        armies_attack = mode != "direct" or a.is_land
+        if not defenders and armies_attack != b.is_land:
+            return f"{dst} is empty and your {'armies' if armies_attack else 'navies'} could not occupy it"
         if not b.is_dark_sea and self._occupant(state, dst) == player:
             return "you cannot attack your own zone"
         if not self._can_spend(state, player, rules.SET_OF_SUPPLIES):

@@ -574,14 +574,13 @@ def test_SUP_A2_counterattack_chain_option():
 
 
 def test_S_4_C_militia_placeholder_empty_zone_taken_without_battle():
-    state = battle_position()
-    state = act(
-        state,
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Carribean Sea", "units": 3, "mode": "direct"},
-    )
-    assert force(state, "Central America", "ann") == [3, 0]  # armies cannot occupy a sea; they return
+    with pytest.raises(IllegalAction, match="could not occupy"):  # SUP-A3: armies cannot take a sea
+        act(
+            battle_position(),
+            "ann",
+            "attack",
+            **{"from": "Central America", "to": "Carribean Sea", "units": 3},
+        )
     state = battle_position()
     place(state, "Venezuela", "bob", 0)
     state = act(
