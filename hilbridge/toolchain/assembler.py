@@ -27,20 +27,30 @@ from pathlib import Path
 
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.toolchain import asm_encode
-from hilbridge.toolchain.asm_expr import (
-    Context,
-    ExpressionError,
-    Value,
-    compile_expression,
-    to_int,
-    unescape,
+from hilbridge.toolchain.asm_expr import ExpressionError, Value, compile_expression, to_int
+from hilbridge.toolchain.asm_source import (
+    NAME,
+    SourceLine,
+    SplitLine,
+    split_line,
+    substitute,
+    unquote,
+    upper_outside_quotes,
+)
+from hilbridge.toolchain.asm_state import (
+    ADDRESS_LIMIT,
+    IDENTITY,
+    MAX_NESTING,
+    Conditional,
+    Fatal,
+    Macro,
+    PassState,
+    Section,
+    format_hex,
 )
 
 MAX_PASSES = 12
-MAX_NESTING = 100
-MAX_ERRORS = 200  # errors kept per pass; the first 20 are printed
 MAX_LINES_PER_PASS = 1_000_000  # source plus expanded lines; stops runaway REPT/WHILE/macros
-ADDRESS_LIMIT = 0x10000
 PROGRAM_LIMIT = 0x1000  # 4K: the 8048's 12-bit program counter
 
 # asl directives this assembler does not implement; each gives a clear error naming it.
@@ -94,480 +104,8 @@ class AssemblyResult:
         return "".join(lines)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLine:
-    text: str
-    file: str
-    number: int
-    macro_note: str = ""
-
-
-@dataclass(slots=True)
-class SplitLine:
-    """One source line cut into asl's fields; columns are 1-based positions in the text."""
-
-    label: str
-    label_column: int
-    operation: str
-    operation_column: int
-    arguments: list[str]
-    argument_columns: list[int]
-    argument_text: str
-    keyword: str = ""  # the operation upper-cased, for directive and instruction lookup
-
-
-@dataclass
-class Macro:
-    name: str
-    parameters: list[str]
-    defaults: list[str]
-    body: list[SourceLine]
-    global_symbols: bool = False
-
-
-@dataclass
-class _Section:
-    name: str
-    identity: int
-    public: set[str] = field(default_factory=set)
-    parent: _Section | None = None
-
-
-@dataclass
-class _Conditional:
-    active: bool  # lines in the current branch are assembled
-    done: bool  # some branch was (or must be treated as) taken
-    parent_active: bool
-    location: SourceLocation | None = None
-    else_seen: bool = False
-
-
-class _Fatal(Exception):
-    """Stops the current pass at once (missing include, circular include, FATAL...)."""
-
-
-_SPLIT_CACHE: dict[str, SplitLine] = {}
-_NAME = re.compile(r"(?:\$\$|[A-Za-z_.])[A-Za-z0-9_.]*")
+# Directives whose label field names what they define, instead of labelling the current address.
 _LABEL_DIRECTIVES = frozenset({"EQU", "=", ":=", "SET", "EVAL", "MACRO", "REG", "FUNCTION", "LABEL"})
-
-
-def _find_comment(text: str) -> int:
-    """Index of the ';' that starts a comment (outside quotes), or len(text)."""
-    if ";" not in text:
-        return len(text)
-    if "'" not in text and '"' not in text:
-        return text.index(";")
-    quote = ""
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == ";":
-            return index
-        index += 1
-    return len(text)
-
-
-def _split_arguments(text: str, offset: int) -> tuple[list[str], list[int]]:
-    """Split at top-level commas (outside quotes and parentheses); columns are 1-based."""
-    arguments: list[str] = []
-    columns: list[int] = []
-    if not text.strip():
-        return arguments, columns
-    if "," not in text:
-        stripped = text.strip()
-        return [stripped], [offset + len(text) - len(text.lstrip()) + 1]
-    depth = 0
-    quote = ""
-    start = 0
-    index = 0
-    length = len(text)
-    pieces: list[tuple[int, int]] = []
-    while index < length:
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "," and depth <= 0:
-            pieces.append((start, index))
-            start = index + 1
-        index += 1
-    pieces.append((start, length))
-    for begin, end in pieces:
-        piece = text[begin:end]
-        stripped = piece.strip()
-        arguments.append(stripped)
-        columns.append(offset + begin + len(piece) - len(piece.lstrip()) + 1)
-    return arguments, columns
-
-
-def split_line(text: str) -> SplitLine:
-    """Cut a line into label, operation and arguments the way asl does (cached by text)."""
-    cached = _SPLIT_CACHE.get(text)
-    if cached is not None:
-        return cached
-    end = _find_comment(text)
-    body = text[:end].rstrip()
-    label = ""
-    label_column = 0
-    position = 0
-    length = len(body)
-    if body and not body[0].isspace():
-        stop = 0
-        while stop < length and not body[stop].isspace() and body[stop] != ":":
-            stop += 1
-        label = body[:stop]
-        label_column = 1
-        position = stop + 1 if stop < length else stop
-    operation = ""
-    operation_column = 0
-    argument_text = ""
-    argument_start = position
-    while True:
-        while position < length and body[position].isspace():
-            position += 1
-        if position >= length:
-            argument_start = position
-            break
-        if body[position] == ",":
-            argument_start = position
-            break
-        stop = position
-        while stop < length and not body[stop].isspace():
-            stop += 1
-        word = body[position:stop]
-        if not label and word.endswith(":"):
-            label = word[:-1]
-            label_column = position + 1
-            position = stop
-            continue
-        operation = word
-        operation_column = position + 1
-        argument_start = stop
-        break
-    argument_text = body[argument_start:]
-    arguments, columns = _split_arguments(argument_text, argument_start)
-    result = SplitLine(
-        label, label_column, operation, operation_column, arguments, columns, argument_text, operation.upper()
-    )
-    if len(_SPLIT_CACHE) > 500_000:
-        _SPLIT_CACHE.clear()
-    _SPLIT_CACHE[text] = result
-    return result
-
-
-def _unquote(text: str) -> str | None:
-    """The contents of a quoted string argument, or None when `text` is not one quoted string."""
-    if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0]:
-        inner = text[1:-1]
-        quote = text[0]
-        index = 0
-        while index < len(inner):
-            if inner[index] == "\\":
-                index += 2
-                continue
-            if inner[index] == quote:
-                return None
-            index += 1
-        return unescape(inner)
-    return None
-
-
-class _Pass(Context):
-    """The state of one pass over the source."""
-
-    def __init__(
-        self,
-        assembler: Assembler,
-        previous: dict[str, Value],
-        previous_aliases: dict[str, Value | None],
-        number: int,
-    ):
-        self.assembler = assembler
-        self.previous = previous
-        self.previous_aliases = previous_aliases
-        self.aliases: dict[str, Value | None] = {}
-        self.number = number
-        self.symbols: dict[str, Value] = {}
-        self.constants: set[str] = set()
-        self.memory = bytearray(ADDRESS_LIMIT)
-        self.written = bytearray(ADDRESS_LIMIT)  # 1 where a byte was stored
-        self.lowest = ADDRESS_LIMIT
-        self.highest = -1
-        self.listing: list[list] = []  # [line, address, bytes, note] per assembled line
-        self.hard_errors: list[tuple[str, SourceLocation]] = []
-        self.soft_errors: list[tuple[str, SourceLocation]] = []
-        self.warnings: list[tuple[str, SourceLocation]] = []
-        self.messages: list[str] = []
-        self.segment = "CODE"
-        self.counters: dict[str, int] = {"CODE": 0, "DATA": 0, "IDATA": 0, "XDATA": 0}
-        self.phase_delta = 0  # logical PC minus the address bytes are stored at
-        self.relaxed = False  # asl starts with RELAXED OFF: 017 is decimal
-        self.conditionals: list[_Conditional] = []
-        self.macros: dict[str, Macro] = {}
-        self.registers: dict[str, str] = {}
-        self.last_label = ""
-        self.temporary_generation = 0
-        self.local_spaces: list[int] = []
-        self.local_counter = 0
-        self.sections: list[_Section] = []
-        self.section_counter = 0
-        self.include_stack: list[str] = []
-        self.nesting = 0
-        self.ended = False
-        self.unknown = False  # set when an expression used a symbol with no value yet
-        self.line: SourceLine | None = None
-        self.line_start_pc = 0
-        self.functions: dict[str, tuple[list[str], str]] = {}
-        self.back_count = 0
-        self.shared: list[tuple[str, int]] = []
-        self.lines_done = 0
-        self.forward_count = 0
-        self.recent_nameless: list[str] = []  # the last three '-' or '/' labels, newest first
-        self.bindings: list[dict[str, Value]] = []
-        self.saved_options: list[tuple[bool, str]] = []
-        self.code_pages: dict[str, list[int]] = {"STANDARD": list(_IDENTITY)}
-        self.code_page = "STANDARD"
-        self.char_table: list[int] | None = None
-
-    def current_table(self) -> list[int]:
-        return self.code_pages[self.code_page]
-
-    # -- Context for expressions ---------------------------------------------------------------
-
-    def pc(self) -> int:
-        return self.line_start_pc
-
-    def _key_candidates(self, name: str, composed: bool = True) -> list[str]:
-        base = self._canonical(name) if composed else name
-        candidates = []
-        if self.local_spaces:
-            candidates.append(f"{base}\x01{self.local_spaces[-1]}")
-        section = self.sections[-1] if self.sections else None
-        while section is not None:
-            candidates.append(f"{base}\x02{section.identity}")
-            section = section.parent
-        candidates.append(base)
-        return candidates
-
-    def _canonical(self, name: str) -> str:
-        if not self.assembler.case_sensitive:
-            name = name.upper()
-        if name.startswith("."):
-            return self.last_label + name
-        if name.startswith("$$"):
-            return f"{name}\x03{self.temporary_generation}"
-        return name
-
-    def lookup(self, name: str, offset: int) -> Value:
-        if self.bindings:
-            bound = self.bindings[-1].get(name if self.assembler.case_sensitive else name.upper())
-            if bound is not None:
-                return bound
-        symbols = self.symbols
-        if not self.local_spaces and not self.sections and not name.startswith((".", "$$")):
-            key = name if self.assembler.case_sensitive else name.upper()
-            value = symbols.get(key)
-            if value is not None:
-                return value
-            value = self.previous.get(key)
-            if value is not None:
-                return value
-            return self._undefined(name, offset)
-        for key in self._key_candidates(name):
-            value = symbols.get(key)
-            if value is not None:
-                return value
-            value = self.previous.get(key)
-            if value is not None:
-                return value
-        if name.startswith("."):
-            plain = name if self.assembler.case_sensitive else name.upper()
-            for key in self._key_candidates(plain, composed=False):
-                value = self.aliases.get(key, self.previous_aliases.get(key))
-                if value is not None:
-                    return value
-        return self._undefined(name, offset)
-
-    def _undefined(self, name: str, offset: int) -> Value:
-        if name.upper() == "MOMPASS":  # asl's number of the current pass
-            return self.number
-        self.unknown = True
-        self.soft_error(f"symbol '{name}' is not defined", offset)
-        return 0
-
-    def defined(self, name: str) -> bool:
-        return any(key in self.symbols for key in self._key_candidates(name))
-
-    def evaluate_text(self, text: str) -> Value:
-        return compile_expression(text, self.relaxed)(self)
-
-    def call_user_function(self, name: str, arguments: list[Value], offset: int) -> Value | None:
-        function = self.functions.get(name if self.assembler.case_sensitive else name.upper())
-        if function is None:
-            return None
-        parameters, body = function
-        if len(arguments) != len(parameters):
-            raise ExpressionError(f"function {name} takes {len(parameters)} argument(s)", offset)
-        if len(self.bindings) > MAX_NESTING:
-            raise ExpressionError(f"function {name} calls itself too deeply", offset)
-        self.bindings.append(dict(zip(parameters, arguments, strict=True)))
-        try:
-            return compile_expression(body, self.relaxed)(self)
-        finally:
-            self.bindings.pop()
-
-    # -- errors ----------------------------------------------------------------------------------
-
-    def location(self, column: int | None = None) -> SourceLocation:
-        line = self.line
-        if line is None:
-            return SourceLocation(self.assembler.main_name)
-        return SourceLocation(line.file, line.number, column if column is not None else 1)
-
-    def _with_note(self, message: str) -> str:
-        if self.line is not None and self.line.macro_note:
-            return f"{message} ({self.line.macro_note})"
-        return message
-
-    def hard_error(self, message: str, column: int | None = None) -> None:
-        self.hard_errors.append((self._with_note(message), self.location(column)))
-        if len(self.hard_errors) >= MAX_ERRORS:
-            raise _Fatal
-
-    def soft_error(self, message: str, column: int | None = None) -> None:
-        if len(self.soft_errors) < MAX_ERRORS:
-            self.soft_errors.append((self._with_note(message), self.location(column)))
-
-    def warn(self, message: str, column: int | None = None) -> None:
-        self.warnings.append((self._with_note(message), self.location(column)))
-
-    # -- values ----------------------------------------------------------------------------------
-
-    def value(self, text: str, column: int) -> Value | None:
-        """Evaluate an expression; None (and an error) when it is malformed."""
-        if not text:
-            self.hard_error("missing operand", column)
-            return None
-        if text[0] in "+-" and len(text) <= 3:
-            nameless = self.nameless_reference(text)
-            if nameless is not None:
-                text = nameless
-        try:
-            node = compile_expression(text, self.relaxed)
-        except ExpressionError as error:
-            self.hard_error(error.message, column + error.offset)
-            return None
-        errors_before = len(self.soft_errors)
-        try:
-            result = node(self)
-        except ExpressionError as error:
-            self.soft_error(error.message, column + error.offset)
-            return None
-        except RecursionError:
-            self.hard_error("expression too long or nested too deeply", column)
-            return None
-        if len(self.soft_errors) > errors_before and self.soft_errors[-1][1].column is not None:
-            message, location = self.soft_errors[-1]
-            self.soft_errors[-1] = (
-                message,
-                SourceLocation(location.file, location.line, column + location.column),
-            )
-        return result
-
-    def integer(self, text: str, column: int) -> int | None:
-        result = self.value(text, column)
-        return None if result is None else to_int(self, result)
-
-    def checked(self, text: str, column: int, low: int, high: int, what: str) -> int | None:
-        """An integer expression that must lie in low..high (unknown values are not checked)."""
-        self.unknown = False
-        result = self.integer(text, column)
-        if result is None:
-            return None
-        if not self.unknown and not low <= result <= high:
-            self.soft_error(f"{what} {_hex(result)} is out of range ({_hex(low)}..{_hex(high)})", column)
-            return None
-        return result
-
-    # -- symbols ---------------------------------------------------------------------------------
-
-    def define(self, name: str, value: Value, column: int, constant: bool = True, local: bool = True) -> None:
-        """Enter a symbol. Line labels in a macro or repetition body are `local` to that expansion;
-        EQU, SET and LABEL always define outside it, as in asl."""
-        if not _NAME.fullmatch(name):
-            self.hard_error(f"'{name}' is not a valid symbol name", column)
-            return
-        canonical = self._canonical(name)
-        key = self._scoped(canonical, local)
-        if key in self.symbols and (constant or key in self.constants):
-            self.hard_error(f"symbol '{name}' is already defined", column)
-            return
-        self.symbols[key] = value
-        if constant:
-            self.constants.add(key)
-        # asl: every definition except a $$name advances the $$ counter; every definition except
-        # a .name becomes the prefix for later .names.
-        if not name.startswith("$$"):
-            self.temporary_generation += 1
-        if name.startswith("."):
-            # asl 1.41 stored '.name' as written; remember it so such sources still resolve.
-            alias = self._scoped(name if self.assembler.case_sensitive else name.upper(), local)
-            self.aliases[alias] = value if self.aliases.get(alias, value) == value else None
-        else:
-            self.last_label = canonical
-
-    def nameless_label(self, kind: str) -> str:
-        """The name asl gives a '-', '+' or '/' label; '-' and '/' can be referenced backwards."""
-        if kind == "-":
-            name = f"__BACK{self.back_count}"
-            self.back_count += 1
-        else:
-            name = f"__FORW{self.forward_count}"
-            self.forward_count += 1
-        if kind != "+":
-            self.recent_nameless = [name, *self.recent_nameless[:2]]
-        return name
-
-    def nameless_reference(self, text: str) -> str | None:
-        """The label meant by '-', '--', '---' (backwards) or '+', '++', '+++' (forwards)."""
-        count = len(text)
-        if count > 3 or text != text[0] * count:
-            return None
-        if text[0] == "-":
-            return self.recent_nameless[count - 1] if count <= len(self.recent_nameless) else None
-        if text[0] == "+":
-            return f"__FORW{self.forward_count + count - 1}"
-        return None
-
-    def _scoped(self, canonical: str, local: bool) -> str:
-        if self.local_spaces and local:
-            return f"{canonical}\x01{self.local_spaces[-1]}"
-        if self.sections and not self._is_public(canonical):
-            return f"{canonical}\x02{self.sections[-1].identity}"
-        return canonical
-
-    def _is_public(self, canonical: str) -> bool:
-        section = self.sections[-1] if self.sections else None
-        while section is not None:
-            if canonical in section.public:
-                return True
-            section = section.parent
-        return False
 
 
 class Assembler:
@@ -588,7 +126,7 @@ class Assembler:
         self.auto_bank_select = auto_bank_select
         self.main_name = "<string>"
         self.files: dict[str, list[str]] = {}
-        self.directives: dict[str, Callable[[_Pass, SplitLine, Sequence[SourceLine], int], int]] = {
+        self.directives: dict[str, Callable[[PassState, SplitLine, Sequence[SourceLine], int], int]] = {
             name: getattr(self, method) for name, method in _DIRECTIVE_METHODS.items()
         }
 
@@ -600,11 +138,11 @@ class Assembler:
         lines = [SourceLine(line, name, number) for number, line in enumerate(text.splitlines(), 1)]
         previous: dict[str, Value] = {}
         previous_aliases: dict[str, Value | None] = {}
-        state: _Pass | None = None
+        state: PassState | None = None
         for number in range(1, MAX_PASSES + 1):
-            state = _Pass(self, previous, previous_aliases, number)
+            state = PassState(self, previous, previous_aliases, number)
             self._predefine(state)
-            with contextlib.suppress(_Fatal):
+            with contextlib.suppress(Fatal):
                 self._run(state, lines)
             if state.hard_errors:
                 raise AssemblyError(state.hard_errors)
@@ -620,13 +158,13 @@ class Assembler:
             raise AssemblyError(_unique(state.soft_errors))
         return self._result(state)
 
-    def _predefine(self, state: _Pass) -> None:
+    def _predefine(self, state: PassState) -> None:
         for name, value in self.defines.items():
             key = name if self.case_sensitive else name.upper()
             state.symbols[key] = value
             state.constants.add(key)
 
-    def _result(self, state: _Pass) -> AssemblyResult:
+    def _result(self, state: PassState) -> AssemblyResult:
         if state.highest >= 0:
             origin = state.lowest
             end = state.highest + 1
@@ -659,7 +197,7 @@ class Assembler:
 
     # -- line processing -------------------------------------------------------------------------
 
-    def _run(self, state: _Pass, lines: Sequence[SourceLine]) -> None:
+    def _run(self, state: PassState, lines: Sequence[SourceLine]) -> None:
         """Assemble a block of lines (a file, or a macro expansion)."""
         index = 0
         count = len(lines)
@@ -673,7 +211,7 @@ class Assembler:
                 state.hard_error(
                     f"more than {MAX_LINES_PER_PASS} lines in one pass (an endless REPT or macro?)"
                 )
-                raise _Fatal
+                raise Fatal
             split = split_line(line.text)
             operation = split.keyword
             force_instruction = operation.startswith("!")
@@ -717,13 +255,13 @@ class Assembler:
             else:
                 state.hard_error(f"unknown instruction or macro '{split.operation}'", split.operation_column)
 
-    def _define_label(self, state: _Pass, split: SplitLine) -> None:
+    def _define_label(self, state: PassState, split: SplitLine) -> None:
         name = split.label
         if name in ("-", "+", "/"):
             name = state.nameless_label(name)
         state.define(name, state.counters[state.segment], split.label_column)
 
-    def _emit(self, state: _Pass, data: bytes | bytearray | list[int]) -> None:
+    def _emit(self, state: PassState, data: bytes | bytearray | list[int]) -> None:
         data = bytes(data)
         pc = state.counters[state.segment]
         if state.segment != "CODE":
@@ -731,13 +269,13 @@ class Assembler:
             return
         address = pc - state.phase_delta
         if address < 0 or address + len(data) > ADDRESS_LIMIT:
-            state.soft_error(f"address {_hex(address)} is outside the 64K address space")
+            state.soft_error(f"address {format_hex(address)} is outside the 64K address space")
             state.counters["CODE"] = pc + len(data)
             return
         end = address + len(data)
         written = state.written
         if written.find(1, address, end) >= 0:
-            state.warn(f"address {_hex(address)} is written twice")
+            state.warn(f"address {format_hex(address)} is written twice")
         state.memory[address:end] = data
         written[address:end] = b"\x01" * len(data)
         if data:
@@ -755,7 +293,7 @@ class Assembler:
 
     # -- instructions ----------------------------------------------------------------------------
 
-    def _instruction(self, state: _Pass, split: SplitLine, mnemonic: str) -> None:
+    def _instruction(self, state: PassState, split: SplitLine, mnemonic: str) -> None:
         arguments = split.arguments
         if state.registers:
             arguments = [state.registers.get(arg.upper(), arg) for arg in arguments]
@@ -787,21 +325,21 @@ class Assembler:
         else:
             self._bank_jump(state, form.opcode, text, column)
 
-    def _page_jump(self, state: _Pass, opcode: int, text: str, column: int, high: int) -> None:
+    def _page_jump(self, state: PassState, opcode: int, text: str, column: int, high: int) -> None:
         pc = state.line_start_pc
         target = state.checked(text, column, 0, high, "jump target")
         if target is not None and not state.unknown and (target >> 8) != ((pc + 1) >> 8):
             page = (pc + 1) & 0xFF00
-            state.soft_error(
-                f"jump target {_hex(target)} is outside the current page {_hex(page)}-{_hex(page + 0xFF)}",
-                column,
-            )
+            span = f"{format_hex(page)}-{format_hex(page + 0xFF)}"
+            state.soft_error(f"jump target {format_hex(target)} is outside the current page {span}", column)
         self._emit(state, [opcode, (target or 0) & 0xFF])
 
-    def _bank_jump(self, state: _Pass, opcode: int, text: str, column: int) -> None:
+    def _bank_jump(self, state: PassState, opcode: int, text: str, column: int) -> None:
         pc = state.line_start_pc
         if pc & 0x7FE == 0x7FE:
-            state.soft_error(f"JMP/CALL cannot start at {_hex(pc)}: it would straddle the 2K bank boundary")
+            state.soft_error(
+                f"JMP/CALL cannot start at {format_hex(pc)}: it would straddle the 2K bank boundary"
+            )
         target = state.checked(text, column, 0, PROGRAM_LIMIT - 1, "jump target")
         if target is None:
             target = 0
@@ -810,14 +348,13 @@ class Assembler:
             bank = (target >> 11) & 1
             if self.auto_bank_select:
                 prefix = [asm_encode.SEL_MB[bank]]
-                state.warn(
-                    f"target {_hex(target)} is in the other 2K bank: inserted SEL MB{bank} (as asl does)"
-                )
+                where = format_hex(target)
+                state.warn(f"target {where} is in the other 2K bank: inserted SEL MB{bank} (as asl does)")
             else:
-                state.soft_error(f"target {_hex(target)} is outside the current 2K bank", column)
+                state.soft_error(f"target {format_hex(target)} is outside the current 2K bank", column)
         self._emit(state, [*prefix, opcode | ((target & 0x700) >> 3), target & 0xFF])
 
-    def _jb(self, state: _Pass, split: SplitLine, arguments: list[str]) -> None:
+    def _jb(self, state: PassState, split: SplitLine, arguments: list[str]) -> None:
         if len(arguments) != 2:
             state.hard_error("JB needs a bit number and a target", split.operation_column)
             return
@@ -827,7 +364,7 @@ class Assembler:
 
     # -- directives: symbols ---------------------------------------------------------------------
 
-    def _equ(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _equ(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not split.label:
             state.hard_error(f"{split.operation.upper()} needs a symbol name in the label field", 1)
             return index
@@ -846,7 +383,7 @@ class Assembler:
             state.listing[-1][3] = f"={value & 0xFFFFFFFF:X}h"
         return index
 
-    def _reg(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _reg(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not split.label or len(split.arguments) != 1:
             state.hard_error("REG needs a name and one register", split.operation_column)
             return index
@@ -855,7 +392,7 @@ class Assembler:
 
     # -- directives: location --------------------------------------------------------------------
 
-    def _org(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _org(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if len(split.arguments) != 1:
             state.hard_error("ORG takes one address", split.operation_column)
             return index
@@ -869,7 +406,7 @@ class Assembler:
                 state.phase_delta = 0
         return index
 
-    def _phase(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _phase(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if len(split.arguments) != 1:
             state.hard_error("PHASE takes one address", split.operation_column)
             return index
@@ -882,12 +419,12 @@ class Assembler:
             state.counters["CODE"] = address
         return index
 
-    def _dephase(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _dephase(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         state.counters["CODE"] -= state.phase_delta
         state.phase_delta = 0
         return index
 
-    def _align(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _align(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not split.arguments:
             state.hard_error("ALIGN needs a boundary", split.operation_column)
             return index
@@ -897,7 +434,7 @@ class Assembler:
             state.counters[state.segment] = (pc + boundary - 1) // boundary * boundary
         return index
 
-    def _segment(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _segment(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         name = split.arguments[0].upper() if split.arguments else ""
         if name not in state.counters:
             state.hard_error(f"unknown segment '{name}' (CODE, DATA, IDATA or XDATA)", split.operation_column)
@@ -905,7 +442,7 @@ class Assembler:
             state.segment = name
         return index
 
-    def _ds(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _ds(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if len(split.arguments) != 1:
             state.hard_error(f"{split.operation.upper()} takes one count", split.operation_column)
             return index
@@ -915,7 +452,7 @@ class Assembler:
 
     # -- directives: data ------------------------------------------------------------------------
 
-    def _data(self, state: _Pass, split: SplitLine, width: int) -> None:
+    def _data(self, state: PassState, split: SplitLine, width: int) -> None:
         if not split.arguments:
             state.hard_error(f"{split.operation.upper()} needs at least one value", split.operation_column)
             return
@@ -927,7 +464,7 @@ class Assembler:
         self._emit(state, out)
 
     def _data_item(
-        self, state: _Pass, argument: str, column: int, width: int, low: int, high: int, out: bytearray
+        self, state: PassState, argument: str, column: int, width: int, low: int, high: int, out: bytearray
     ) -> None:
         if not argument:
             state.hard_error("empty value", column)
@@ -943,7 +480,7 @@ class Assembler:
                 self._data_item(state, item.strip(), column, width, low, high, part)
             out.extend(bytes(part) * count)
             return
-        literal = _unquote(argument)
+        literal = unquote(argument)
         # "..." is a string (one item per character); '...' is a character constant that asl packs
         # into one number, except that DB takes its characters one by one as well.
         if literal is not None and (width == 1 or argument[0] == '"'):
@@ -960,16 +497,16 @@ class Assembler:
                 out.extend(self._charset_code(state, char).to_bytes(width, "little"))
             return
         if not state.unknown and not low <= value <= high:
-            state.soft_error(f"value {_hex(value)} does not fit in {8 * width} bits", column)
+            state.soft_error(f"value {format_hex(value)} does not fit in {8 * width} bits", column)
         out.extend((value & high).to_bytes(width, "little"))
 
-    def _charset_code(self, state: _Pass, char: str) -> int:
+    def _charset_code(self, state: PassState, char: str) -> int:
         code = ord(char) & 0xFF
         return code if state.char_table is None else state.char_table[code]
 
-    def _codepage(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _codepage(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         """CODEPAGE name[,source]: switch to a character translation table, creating it if new."""
-        if not 1 <= len(split.arguments) <= 2 or not _NAME.fullmatch(split.arguments[0]):
+        if not 1 <= len(split.arguments) <= 2 or not NAME.fullmatch(split.arguments[0]):
             state.hard_error("CODEPAGE takes a name and optionally a table to copy", split.operation_column)
             return index
         name = split.arguments[0].upper()
@@ -984,15 +521,15 @@ class Assembler:
             state.code_pages[name] = list(source)
         state.code_page = name
         table = state.code_pages[name]
-        state.char_table = None if table == _IDENTITY else table
+        state.char_table = None if table == IDENTITY else table
         return index
 
-    def _charset(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _charset(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         """CHARSET: reset the table; CHARSET c,code; CHARSET first,last,code; CHARSET c,"string"."""
-        table = state.code_pages.setdefault(state.code_page, list(_IDENTITY))
+        table = state.code_pages.setdefault(state.code_page, list(IDENTITY))
         arguments, columns = split.arguments, split.argument_columns
         if not arguments:
-            table[:] = _IDENTITY
+            table[:] = IDENTITY
         elif len(arguments) in (2, 3):
             start = state.checked(arguments[0], columns[0], 0, 255, "character")
             second = state.value(arguments[1], columns[1])
@@ -1021,24 +558,24 @@ class Assembler:
         else:
             state.hard_error("CHARSET takes 0, 2 or 3 arguments", split.operation_column)
             return index
-        state.char_table = None if table == _IDENTITY else table
+        state.char_table = None if table == IDENTITY else table
         return index
 
-    def _db(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _db(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._data(state, split, 1)
         return index
 
-    def _dw(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _dw(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._data(state, split, 2)
         return index
 
-    def _dd(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _dd(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._data(state, split, 4)
         return index
 
     # -- directives: files -----------------------------------------------------------------------
 
-    def _resolve(self, state: _Pass, name: str, column: int) -> Path:
+    def _resolve(self, state: PassState, name: str, column: int) -> Path:
         including = Path(state.line.file).parent if state.line and state.line.file != self.main_name else None
         candidates = []
         if including is not None:
@@ -1053,19 +590,19 @@ class Assembler:
         if builtin is not None:
             return Path(str(resources.files(__package__).joinpath(builtin)))
         state.hard_error(f"cannot find include file '{name}'", column)
-        raise _Fatal
+        raise Fatal
 
-    def _file_argument(self, state: _Pass, split: SplitLine) -> tuple[str, int] | None:
+    def _file_argument(self, state: PassState, split: SplitLine) -> tuple[str, int] | None:
         if not split.arguments:
             state.hard_error(f"{split.operation.upper()} needs a file name", split.operation_column)
             return None
         argument = split.arguments[0]
-        name = _unquote(argument)
+        name = unquote(argument)
         if name is None:
             name = argument
         return name, split.argument_columns[0]
 
-    def _read_lines(self, state: _Pass, path: Path, column: int) -> list[str]:
+    def _read_lines(self, state: PassState, path: Path, column: int) -> list[str]:
         key = str(path)
         lines = self.files.get(key)
         if lines is None:
@@ -1073,11 +610,11 @@ class Assembler:
                 lines = path.read_bytes().decode("latin-1").splitlines()
             except OSError as error:
                 state.hard_error(f"cannot read '{path}': {error.strerror}", column)
-                raise _Fatal from None
+                raise Fatal from None
             self.files[key] = lines
         return lines
 
-    def _include(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _include(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         found = self._file_argument(state, split)
         if found is None:
             return index
@@ -1086,7 +623,7 @@ class Assembler:
         key = str(path.resolve())
         if key in state.include_stack:
             state.hard_error(f"circular include of '{name}'", column)
-            raise _Fatal
+            raise Fatal
         display = str(path)
         block = [
             SourceLine(text, display, number)
@@ -1101,7 +638,7 @@ class Assembler:
             state.line = saved
         return index
 
-    def _binclude(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _binclude(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         found = self._file_argument(state, split)
         if found is None:
             return index
@@ -1127,44 +664,44 @@ class Assembler:
 
     # -- directives: conditionals ----------------------------------------------------------------
 
-    def _if_common(self, state: _Pass, split: SplitLine, condition: Callable[[], bool]) -> None:
+    def _if_common(self, state: PassState, split: SplitLine, condition: Callable[[], bool]) -> None:
         enclosing = not state.conditionals or state.conditionals[-1].active
         location = state.location(split.operation_column)
         if not enclosing:
-            state.conditionals.append(_Conditional(False, True, False, location))
+            state.conditionals.append(Conditional(False, True, False, location))
             return
         taken = condition()
-        state.conditionals.append(_Conditional(taken, taken, True, location))
+        state.conditionals.append(Conditional(taken, taken, True, location))
 
-    def _condition_value(self, state: _Pass, split: SplitLine) -> bool:
+    def _condition_value(self, state: PassState, split: SplitLine) -> bool:
         if len(split.arguments) != 1:
             state.hard_error(f"{split.operation.upper()} takes one condition", split.operation_column)
             return False
         value = state.value(split.arguments[0], split.argument_columns[0])
         return bool(to_int(state, value)) if value is not None else False
 
-    def _if(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _if(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         self._if_common(state, split, lambda: self._condition_value(state, split))
         return index
 
-    def _ifdef(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _ifdef(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         wanted = split.operation.upper() == "IFDEF"
         self._if_common(state, split, lambda: self._is_defined(state, split) == wanted)
         return index
 
-    def _is_defined(self, state: _Pass, split: SplitLine) -> bool:
+    def _is_defined(self, state: PassState, split: SplitLine) -> bool:
         if len(split.arguments) != 1:
             state.hard_error(f"{split.operation.upper()} takes one symbol name", split.operation_column)
             return False
         return state.defined(split.arguments[0])
 
-    def _ifb(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _ifb(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         blank = not split.argument_text.strip()
         wanted = split.operation.upper() == "IFB"
         self._if_common(state, split, lambda: blank == wanted)
         return index
 
-    def _ifexist(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _ifexist(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         wanted = split.operation.upper() == "IFEXIST"
 
         def exists() -> bool:
@@ -1173,7 +710,7 @@ class Assembler:
                 return False
             try:
                 self._resolve(state, found[0], found[1])
-            except _Fatal:
+            except Fatal:
                 state.hard_errors.pop()
                 return not wanted
             return wanted
@@ -1181,7 +718,7 @@ class Assembler:
         self._if_common(state, split, exists)
         return index
 
-    def _elseif(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _elseif(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.conditionals:
             state.hard_error("ELSEIF without IF", split.operation_column)
             return index
@@ -1196,7 +733,7 @@ class Assembler:
         top.done = taken
         return index
 
-    def _else(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _else(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.conditionals:
             state.hard_error("ELSE without IF", split.operation_column)
             return index
@@ -1208,7 +745,7 @@ class Assembler:
         top.done = True
         return index
 
-    def _endif(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _endif(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.conditionals:
             state.hard_error("ENDIF without IF", split.operation_column)
             return index
@@ -1217,7 +754,9 @@ class Assembler:
 
     # -- directives: macros and repetition -------------------------------------------------------
 
-    def _collect_body(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _collect_body(
+        self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int
+    ) -> int:
         """Index of the ENDM closing the block that starts at `index` (nested blocks counted)."""
         depth = 1
         position = index
@@ -1231,9 +770,9 @@ class Assembler:
                     return position
             position += 1
         state.hard_error(f"{split.operation.upper()} without ENDM", split.operation_column)
-        raise _Fatal
+        raise Fatal
 
-    def _macro(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _macro(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         end = self._collect_body(state, split, lines, index)
         if not split.label:
             state.hard_error("MACRO needs a name in the label field", split.operation_column)
@@ -1251,7 +790,7 @@ class Assembler:
                 continue
             name, _, default = argument.partition("=")
             name = name.strip()
-            if not _NAME.fullmatch(name):
+            if not NAME.fullmatch(name):
                 state.hard_error(f"'{name}' is not a valid macro parameter name", column)
                 continue
             parameters.append(name)
@@ -1260,7 +799,7 @@ class Assembler:
         state.macros[name] = Macro(name, parameters, defaults, list(lines[index:end]), global_symbols)
         return end + 1
 
-    def _expand_macro(self, state: _Pass, macro: Macro, split: SplitLine) -> None:
+    def _expand_macro(self, state: PassState, macro: Macro, split: SplitLine) -> None:
         arguments = list(split.arguments)
         if len(arguments) > len(macro.parameters) and macro.parameters:
             state.hard_error(
@@ -1269,7 +808,7 @@ class Assembler:
             )
             return
         if not self.case_sensitive:
-            arguments = [_upper_outside_quotes(argument) for argument in arguments]
+            arguments = [upper_outside_quotes(argument) for argument in arguments]
         values = [
             arguments[i] if i < len(arguments) and arguments[i] != "" else macro.defaults[i]
             for i in range(len(macro.parameters))
@@ -1280,14 +819,14 @@ class Assembler:
         replacements["__LABEL__"] = split.label
         assert state.line is not None
         note = f"in macro {macro.name} called at {state.line.file}:{state.line.number}"
-        body = _substitute(macro.body, replacements, self.case_sensitive, note)
+        body = substitute(macro.body, replacements, self.case_sensitive, note)
         self._run_block(state, body, macro.global_symbols)
 
-    def _run_block(self, state: _Pass, body: list[SourceLine], global_symbols: bool) -> None:
+    def _run_block(self, state: PassState, body: list[SourceLine], global_symbols: bool) -> None:
         state.nesting += 1
         if state.nesting > MAX_NESTING:
             state.hard_error("macros or repetitions nested too deeply (recursive macro?)")
-            raise _Fatal
+            raise Fatal
         saved_line = state.line
         saved_conditionals = len(state.conditionals)
         if not global_symbols:
@@ -1306,17 +845,17 @@ class Assembler:
             state.hard_error("IF without ENDIF inside a macro or repetition")
             del state.conditionals[saved_conditionals:]
 
-    def _exitm(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _exitm(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if state.nesting == 0:
             state.hard_error("EXITM outside a macro", split.operation_column)
             return index
         raise _ExitMacro
 
-    def _endm(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _endm(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         state.hard_error("ENDM without MACRO, REPT, IRP, IRPC or WHILE", split.operation_column)
         return index
 
-    def _rept(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _rept(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         end = self._collect_body(state, split, lines, index)
         options = [a for a in split.arguments if a.startswith("{")]
         plain = [a for a in split.arguments if not a.startswith("{")]
@@ -1330,31 +869,31 @@ class Assembler:
             self._run_block(state, body, global_symbols)
         return end + 1
 
-    def _irp(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _irp(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         end = self._collect_body(state, split, lines, index)
         arguments = [a for a in split.arguments if not a.startswith("{")]
         global_symbols = any(a.upper() == "{GLOBALSYMBOLS}" for a in split.arguments)
-        if len(arguments) < 1 or not _NAME.fullmatch(arguments[0]):
+        if len(arguments) < 1 or not NAME.fullmatch(arguments[0]):
             state.hard_error(f"{split.operation.upper()} needs a parameter name", split.operation_column)
             return end + 1
         parameter = arguments[0]
         if split.operation.upper() == "IRPC":
             text = ",".join(arguments[1:])
-            unquoted = _unquote(text)
+            unquoted = unquote(text)
             items = list(unquoted if unquoted is not None else text)
         else:
             items = arguments[1:]
             if not self.case_sensitive:
-                items = [_upper_outside_quotes(item) for item in items]  # as macro arguments
+                items = [upper_outside_quotes(item) for item in items]  # as macro arguments
         body = list(lines[index:end])
         note = f"in {split.operation.upper()} at {state.line.file}:{state.line.number}" if state.line else ""
         for item in items:
             self._run_block(
-                state, _substitute(body, {parameter: item}, self.case_sensitive, note), global_symbols
+                state, substitute(body, {parameter: item}, self.case_sensitive, note), global_symbols
             )
         return end + 1
 
-    def _while(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _while(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         end = self._collect_body(state, split, lines, index)
         body = list(lines[index:end])
         saved = state.line
@@ -1371,16 +910,16 @@ class Assembler:
 
     # -- directives: sections --------------------------------------------------------------------
 
-    def _section(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
-        if len(split.arguments) != 1 or not _NAME.fullmatch(split.arguments[0]):
+    def _section(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+        if len(split.arguments) != 1 or not NAME.fullmatch(split.arguments[0]):
             state.hard_error("SECTION needs a name", split.operation_column)
             return index
         state.section_counter += 1
         parent = state.sections[-1] if state.sections else None
-        state.sections.append(_Section(split.arguments[0].upper(), state.section_counter, parent=parent))
+        state.sections.append(Section(split.arguments[0].upper(), state.section_counter, parent=parent))
         return index
 
-    def _endsection(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _endsection(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.sections:
             state.hard_error("ENDSECTION without SECTION", split.operation_column)
             return index
@@ -1391,7 +930,7 @@ class Assembler:
             )
         return index
 
-    def _public(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _public(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.sections:
             return index
         for argument in split.arguments:
@@ -1401,10 +940,10 @@ class Assembler:
 
     # -- directives: messages, options, no-ops ---------------------------------------------------
 
-    def _message(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _message(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         parts = []
         for argument, column in zip(split.arguments, split.argument_columns, strict=True):
-            literal = _unquote(argument)
+            literal = unquote(argument)
             if literal is not None:
                 parts.append(literal)
             else:
@@ -1420,10 +959,10 @@ class Assembler:
             state.soft_error(text, split.operation_column)
         else:
             state.hard_error(text, split.operation_column)
-            raise _Fatal
+            raise Fatal
         return index
 
-    def _cpu(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _cpu(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         name = split.arguments[0].upper() if split.arguments else ""
         if name not in _MCS48_CPUS:
             state.hard_error(
@@ -1432,7 +971,7 @@ class Assembler:
             )
         return index
 
-    def _relaxed(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _relaxed(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         setting = split.arguments[0].upper() if split.arguments else ""
         if setting not in ("ON", "OFF"):
             state.hard_error("RELAXED takes ON or OFF", split.operation_column)
@@ -1440,17 +979,17 @@ class Assembler:
             state.relaxed = setting == "ON"
         return index
 
-    def _end(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _end(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         state.ended = True
         return index
 
-    def _function(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _function(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not split.label or not split.arguments:
             state.hard_error("FUNCTION needs a name, parameters and an expression", split.operation_column)
             return index
         parameters = split.arguments[:-1]
         for parameter, column in zip(parameters, split.argument_columns, strict=False):
-            if not _NAME.fullmatch(parameter):
+            if not NAME.fullmatch(parameter):
                 state.hard_error(f"'{parameter}' is not a valid parameter name", column)
                 return index
         if not self.case_sensitive:
@@ -1465,10 +1004,10 @@ class Assembler:
         state.functions[name] = (parameters, body)
         return index
 
-    def _shared(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _shared(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         """SHARED name,...: export symbols to the share file (written with --share-file)."""
         for argument, column in zip(split.arguments, split.argument_columns, strict=True):
-            if not _NAME.fullmatch(argument):
+            if not NAME.fullmatch(argument):
                 state.hard_error(f"'{argument}' is not a symbol name", column)
                 continue
             value = state.value(argument, column)
@@ -1476,18 +1015,18 @@ class Assembler:
                 state.shared.append((argument, value))
         return index
 
-    def _save(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _save(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         state.saved_options.append((state.relaxed, state.segment))
         return index
 
-    def _restore(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _restore(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         if not state.saved_options:
             state.hard_error("RESTORE without SAVE", split.operation_column)
             return index
         state.relaxed, state.segment = state.saved_options.pop()
         return index
 
-    def _ignored(self, state: _Pass, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
+    def _ignored(self, state: PassState, split: SplitLine, lines: Sequence[SourceLine], index: int) -> int:
         return index
 
 
@@ -1495,7 +1034,6 @@ class _ExitMacro(Exception):
     """EXITM: leave the innermost macro expansion."""
 
 
-_IDENTITY = list(range(256))
 _DUP = re.compile(r"^(.+?)\s+DUP\s*(\(.*\)|\?|\S.*)$", re.IGNORECASE)
 _TABLE_READS = frozenset({0xA3, 0xE3, 0xB3})  # MOVP A,@A; MOVP3 A,@A; JMPP @A
 _MCS48_CPUS = frozenset({"8035", "8039", "8040", "8048", "8049", "8050", "80C39", "80C48", "8748", "8749"})
@@ -1528,45 +1066,6 @@ _DIRECTIVE_METHODS: dict[str, str] = {
 }  # fmt: skip
 
 
-def _substitute(
-    body: Sequence[SourceLine], replacements: dict[str, str], case_sensitive: bool, note: str
-) -> list[SourceLine]:
-    """Replace macro parameters as asl does: whole words, where a word is letters and digits."""
-    if not replacements:
-        return [SourceLine(line.text, line.file, line.number, note) for line in body]
-    names = sorted(replacements, key=len, reverse=True)
-    flags = 0 if case_sensitive else re.IGNORECASE
-    pattern = re.compile(
-        r"(?<![A-Za-z0-9])(" + "|".join(re.escape(name) for name in names) + r")(?![A-Za-z0-9])", flags
-    )
-    lookup = replacements if case_sensitive else {name.upper(): value for name, value in replacements.items()}
-
-    def replace(match: re.Match[str]) -> str:
-        key = match.group(1) if case_sensitive else match.group(1).upper()
-        return lookup[key]
-
-    return [SourceLine(pattern.sub(replace, line.text), line.file, line.number, note) for line in body]
-
-
-def _upper_outside_quotes(text: str) -> str:
-    """asl upper-cases macro arguments (when not case-sensitive) except inside quotes."""
-    if "'" not in text and '"' not in text:
-        return text.upper()
-    out = []
-    quote = ""
-    for char in text:
-        if quote:
-            if char == quote:
-                quote = ""
-            out.append(char)
-        elif char in "'\"":
-            quote = char
-            out.append(char)
-        else:
-            out.append(char.upper())
-    return "".join(out)
-
-
 def _unique(errors: list[tuple[str, SourceLocation]]) -> list[tuple[str, SourceLocation]]:
     seen = set()
     result = []
@@ -1583,10 +1082,6 @@ def _intel_hex(value: int) -> str:
     sign = "-" if value < 0 else ""
     digits = digits.lstrip("-")
     return f"{sign}{'0' if digits[0] in 'ABCDEF' else ''}{digits}H"
-
-
-def _hex(value: int) -> str:
-    return f"-{-value:#06x}" if value < 0 else f"{value:#06x}"
 
 
 def _format_listing(rows: list[list]) -> str:
