@@ -161,7 +161,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
         phase = state["phase"]
         if phase == "over":
             return ()
-        if phase in ("dps", "battle_dice", "screen_dice", "search"):
+        if phase in ("dps", "battle_dice", "screen_dice", "search", "winter"):
             return (CHANCE,)
         if phase == "bid":
             return tuple(p for p in state["players"] if state["alive"][p] and state["cubes"][p] > 0)
@@ -223,7 +223,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
 
     def chance_node(self, state: State) -> ChanceNode | None:
         phase = state["phase"]
-        if phase == "dps":
+        if phase in ("dps", "winter"):
             return ChanceNode("die", DIE_OUTCOMES)
         if phase == "battle_dice":
             battle = state["battle"]

@@ -427,6 +427,29 @@ class WarfareRules(SupremacyBase):
         if not battle["counter"] or state["options"]["counterattack_chain"]:
             steps = [["counter", p] for p in battle["defenders"]]  # champions may not counterattack
         state["steps"] = steps + state["steps"]
+        threshold = state["options"]["nuclear_winter_from"]
+        if (
+            threshold
+            and any(self.board.zones[z].is_land for z in alive)
+            and len(state["clouds"]) >= threshold
+        ):
+            self._set_phase(state, "winter")  # S-4.C.winter: a die decides whether the world ends
+            return
+        self._next_step(state)
+
+    def _chance_winter(self, state: State, action: Action) -> None:
+        """S-4.C.winter (placeholder): the game ends with no winner on a 6 at the threshold, on 5-6 one
+        cloud later, and so on."""
+        value = action.params.get("value") if action.kind == "roll" else None
+        if not isinstance(value, int) or not 1 <= value <= 6:
+            raise _illegal("a die roll gives a value from 1 to 6")
+        ending = 6 - (len(state["clouds"]) - state["options"]["nuclear_winter_from"])
+        state["events"].append(event("winter_roll", value=value, ends_on=max(1, ending)))
+        if value >= ending:
+            state["winners"] = []
+            state["events"].append(event("game_over", winners=[], reason="nuclear winter"))
+            self._set_phase(state, "over")
+            return
         self._next_step(state)
 
     def _detonate(self, state: State, zone: str) -> None:

@@ -1019,3 +1019,17 @@ def test_options_are_checked_at_setup(option, value):
         R.default_setup(["ann", "bob"], {option: value})
     with pytest.raises(HilbridgeError, match=option):
         R.initial_state({"players": ["ann", "bob"], "options": {option: value}}, 0)
+
+
+def test_S_4_C_winter_placeholder_option_ends_the_game_on_a_die():
+    state = nuke_position()
+    state["options"] = {**state["options"], "nuclear_winter_from": 2}
+    state["clouds"].append("Greenland")
+    state = act(state, "ann", "nuke", targets=["Venezuela"])  # the second cloud
+    assert R.current_players(state) == (CHANCE,) and state["phase"] == "winter"
+    survived = R.apply(state, Action("roll", CHANCE, {"value": 5}))
+    assert (survived["phase"], survived["turn"]) == ("counter", "bob")
+    ended = R.apply(state, Action("roll", CHANCE, {"value": 6}))
+    assert R.is_terminal(ended) and ended["winners"] == []
+    off = act(nuke_position(), "ann", "nuke", targets=["Venezuela"])
+    assert off["phase"] == "counter"  # default: no nuclear winter
