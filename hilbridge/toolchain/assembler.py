@@ -456,6 +456,10 @@ class Assembler:
         if not split.arguments:
             state.hard_error(f"{split.operation.upper()} needs at least one value", split.operation_column)
             return
+        if all(argument == "?" for argument in split.arguments):
+            # 'DB ?,?': reserve space without writing it, like DS.
+            state.counters[state.segment] += width * len(split.arguments)
+            return
         out = bytearray()
         low = -(1 << (8 * width - 1))
         high = (1 << (8 * width)) - 1

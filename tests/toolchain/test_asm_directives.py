@@ -313,3 +313,9 @@ def test_runaway_repetition_is_stopped_with_an_error(monkeypatch):
     monkeypatch.setattr("hilbridge.toolchain.assembler.MAX_LINES_PER_PASS", 20_000)
     with pytest.raises(AssemblyError, match="endless REPT"):
         image("\trept 100000\n\trept 100\n\tnop\n\tendm\n\tendm\n")
+
+
+def test_question_mark_data_reserves_space():
+    result = assemble_text("\torg 0\n\tdb 1\n\tdb ?,?\n\tdw ?\nafter\tdb 2\n", fill=0xEE)
+    assert result.symbols["AFTER"] == 5
+    assert result.image == bytes([1, 0xEE, 0xEE, 0xEE, 0xEE, 2])
