@@ -45,11 +45,33 @@ class WarfareRules(SupremacyBase):
                             )
                             if self._attack_problem(state, act) is None:
                                 actions.append(act)
+            actions += self._airborne_options(state, player)
         if state["supplies"][player]["nuke"]:
             for zone in sorted(state["units"]):
                 occupant = self._occupant(state, zone)
                 if occupant not in (None, player) and self._nuke_target_ok(state, player, zone):
                     actions.append(Action("nuke", player, {"targets": [zone]}))
+        return actions
+
+    def _airborne_options(self, state: State, player: str) -> list[Action]:
+        """S-4.T.airborne: all the armies of the player's largest army stack, flown at each
+        enemy-held territory (other stacks and sizes are legal too, just not listed)."""
+        stacks = [
+            (f[ARMY], zone)
+            for zone, forces in state["units"].items()
+            if (f := forces.get(player)) and zone in self._land and f[ARMY]
+        ]
+        if not stacks:
+            return []
+        armies, origin = max(stacks, key=lambda stack: (stack[0], stack[1]))
+        actions = []
+        for zone in sorted(state["units"]):
+            if zone in self._land and self._occupant(state, zone) not in (None, player):
+                act = Action(
+                    "attack", player, {"from": origin, "to": zone, "units": armies, "mode": "airborne"}
+                )
+                if self._attack_problem(state, act) is None:
+                    actions.append(act)
         return actions
 
     def _legal_occupy(self, state: State, player: str) -> list[Action]:
