@@ -75,6 +75,7 @@ class Link:
         self._decoder = FrameDecoder()
         self._next_seq = 1
         self._transmissions = 0
+        self._outbox = bytearray()
         self.events: deque[tuple[Message, dict[str, Any]]] = deque()
         self.stats = LinkStats()
 
@@ -109,6 +110,7 @@ class Link:
                 pending[seq] = _Pending(index, message, wire)
                 self.stats.requests += 1
                 self._send(pending[seq], retries)
+            self._flush()
             data = self.transport.read(min(self._timeout, 0.05))
             now = time.monotonic()
             if data:
@@ -180,8 +182,15 @@ class Link:
         self._transmissions += 1
         item.transmission = self._transmissions
         item.sent_at = time.monotonic()
-        self.transport.write(item.wire)
+        self._outbox += item.wire
         self.stats.bytes_out += len(item.wire)
+
+    def _flush(self) -> None:
+        """Write the frames queued by `_send` in one transport write (one USB transfer, one syscall)."""
+        if self._outbox:
+            data = bytes(self._outbox)
+            self._outbox.clear()
+            self.transport.write(data)
 
     def _dispatch(self, frame, pending, results, errors, now: float, retries: int) -> None:
         try:
