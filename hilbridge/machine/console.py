@@ -79,6 +79,10 @@ class Console:
         self.bios: Bios = bios
         self.cart = cart
         self.vdc = vdc if vdc is not None else _default_vdc(region)
+        # MAME's frame end (raster at line 243, hpos 0); the VDC knows it to the attosecond
+        self.frame_end_cycle: Callable[[int], int] = getattr(
+            self.vdc, "frame_end_cycle", region.frame_end_cycle
+        )
         self.prog = bytearray(0x1000)
         self.prog[:PROGRAM_START] = bios.image
         self.ram = bytearray(EXTERNAL_RAM_SIZE)
@@ -204,20 +208,20 @@ class Console:
         """Run whole instructions until at least `cycles` more machine cycles have passed."""
         target = self.cpu.cycle + cycles
         while self.cpu.cycle < target:
-            self.cpu.run_until(min(target, self.region.frame_end_cycle(self.frame)))
+            self.cpu.run_until(min(target, self.frame_end_cycle(self.frame)))
             self._advance_frames()
 
     def run_frames(self, frames: int = 1) -> None:
         """Run to the end of the next `frames` frames (MAME's frame end: raster at line 243, hpos 0)."""
         last = self.frame + frames
         while self.frame < last:
-            self.cpu.run_until(self.region.frame_end_cycle(self.frame))
+            self.cpu.run_until(self.frame_end_cycle(self.frame))
             self._advance_frames()
 
     def _advance_frames(self) -> None:
         cycle = self.cpu.cycle
-        while cycle >= self.region.frame_end_cycle(self.frame):
-            self.vdc.run_to(self.region.frame_end_cycle(self.frame))
+        while cycle >= self.frame_end_cycle(self.frame):
+            self.vdc.run_to(self.frame_end_cycle(self.frame))
             self.frame += 1
 
     # -- input ------------------------------------------------------------------------------------
