@@ -139,7 +139,8 @@ UNARY_OPERATORS: dict[str, tuple[int, Callable[[int], int]]] = {
     "+": (13, lambda a: a),
 }
 
-_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "e": "\x1b", "0": "\0", "a": "\a"}
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "a": "\a", "e": "\x1b", "h": "'", "i": '"'}
+_NUMERIC_ESCAPE = re.compile(r"[xX][0-9A-Fa-f]{1,2}|0[0-7]{0,3}|[1-9][0-9]{0,2}")
 
 _TOKEN = re.compile(
     r"""
@@ -155,7 +156,12 @@ _TOKEN = re.compile(
 
 
 def unescape(body: str) -> str:
-    r"""Resolve asl's backslash escapes (``\n``, ``\\``, ``\'``, ``\xHH``, ``\ddd`` decimal)."""
+    r"""Resolve asl's backslash escapes.
+
+    ``\n \r \t \b \a \e``, ``\\ \' \"`` as themselves, ``\h`` for ``'`` and ``\i`` for
+    ``"``, ``\xHH`` (up to two hex digits), ``\0ooo`` octal (a leading 0, up to four digits) and
+    ``\ddd`` decimal (up to three digits). An unknown escape stands for its character.
+    """
     if "\\" not in body:
         return body
     out: list[str] = []
@@ -167,17 +173,19 @@ def unescape(body: str) -> str:
             index += 1
             continue
         following = body[index + 1]
-        if following in "xXhH" and index + 2 < len(body):
-            match = re.match(r"[0-9A-Fa-f]{1,2}", body[index + 2 :])
-            if match:
-                out.append(chr(int(match.group(), 16)))
-                index += 2 + len(match.group())
-                continue
-        if following.isdigit():
-            match = re.match(r"[0-9]{1,3}", body[index + 1 :])
-            assert match is not None
-            out.append(chr(int(match.group()) & 0xFF))
-            index += 1 + len(match.group())
+        numeric = _NUMERIC_ESCAPE.match(body, index + 1)
+        if numeric:
+            text = numeric.group()
+            if text[0] in "xX":
+                value = int(text[1:], 16)
+            elif text[0] == "0":
+                value = int(text, 8)
+            else:
+                value = int(text)
+            if value > 0xFF:
+                raise ExpressionError(f"escape '\\{text}' is larger than 255")
+            out.append(chr(value))
+            index += 1 + len(text)
             continue
         out.append(_ESCAPES.get(following.lower(), following))
         index += 2

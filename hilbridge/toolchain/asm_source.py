@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hilbridge.toolchain.asm_expr import unescape
+from hilbridge.toolchain.asm_expr import ExpressionError, unescape
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +160,8 @@ def split_line(text: str) -> SplitLine:
 
 
 def unquote(text: str) -> str | None:
-    """The contents of a quoted string argument, or None when `text` is not one quoted string."""
+    """The contents of a quoted string argument, or None when `text` is not one well-formed quoted
+    string (callers then evaluate it as an expression, which reports what is wrong)."""
     if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0]:
         inner = text[1:-1]
         quote = text[0]
@@ -172,7 +173,10 @@ def unquote(text: str) -> str | None:
             if inner[index] == quote:
                 return None
             index += 1
-        return unescape(inner)
+        try:
+            return unescape(inner)
+        except ExpressionError:
+            return None
     return None
 
 

@@ -319,3 +319,11 @@ def test_question_mark_data_reserves_space():
     result = assemble_text("\torg 0\n\tdb 1\n\tdb ?,?\n\tdw ?\nafter\tdb 2\n", fill=0xEE)
     assert result.symbols["AFTER"] == 5
     assert result.image == bytes([1, 0xEE, 0xEE, 0xEE, 0xEE, 2])
+
+
+def test_backslash_escapes_as_asl():
+    # asl: \h is ', \i is ", \x up to two hex digits, \0.. octal, \ddd decimal.
+    assert image('\tdb "a\\nb\\\\c\\"d\\h\\i"\n') == b'a\nb\\c"d\'"'
+    assert image('\tdb "\\x41\\65\\0101\\t"\n') == b"AAA\t"
+    with pytest.raises(AssemblyError, match="larger than 255"):
+        image('\tdb "\\999"\n')
