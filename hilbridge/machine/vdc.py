@@ -216,6 +216,8 @@ class Vdc:
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
+        self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
+        self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
@@ -223,13 +225,21 @@ class Vdc:
     # -- beam -------------------------------------------------------------------------------------
     def _slice_start(self, start: int) -> int:
         """Cycle at which the MAME timeslice holding an instruction that starts at `start` began."""
-        limit = (start + 1) * self.timing.cycle_as
-        best = 0
+        low, high, begun = self._slice_cache
+        if low <= start < high:
+            return begun
+        cycle_as = self.timing.cycle_as
+        limit = (start + 1) * cycle_as
+        begun, following = 0, NEVER
         for first, period in self._slice_timers:
             if limit > first:
                 fired = first + (limit - 1 - first) // period * period
-                best = max(best, fired // self.timing.cycle_as)
-        return best
+                begun = max(begun, fired // cycle_as)
+                following = min(following, (fired + period) // cycle_as)
+            else:
+                following = min(following, first // cycle_as)
+        self._slice_cache = (begun, following, begun)
+        return begun
 
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
@@ -355,8 +365,16 @@ class Vdc:
         self._sync_events(cycle)
         return self.irq_line
 
-    def next_irq_event(self, cycle: int) -> int:
-        """First instruction-start cycle > `cycle` at which /INT can rise without CPU action."""
+    def next_event(self, cycle: int) -> int:
+        """First instruction-start cycle > `cycle` at which /INT can rise without CPU action.
+
+        T1 is not included: it changes three times a line, and the CPU asks `t1()` whenever it
+        needs it (JT1/JNT1, the counter), so stopping its fast loop there would only cost time.
+        `next_t1_change()` gives it for anyone who needs it.
+        """
+        cached = self._next_irq_cache
+        if cached is not None and cached[0] <= cycle < cached[1]:
+            return cached[1]
         self._sync_events(cycle)
         event = self._vbl_cycle(self._next_vbl_frame)
         if self.registers[CONTROL] & 0x04:
@@ -364,14 +382,16 @@ class Vdc:
                 tick = self._ticks_done + self.sound.ticks_to_24th_shift() - 1
                 self._sound_irq_cycle = self._tick_cycle(tick)
             event = min(event, self._sound_irq_cycle)
-        return max(event, cycle + 1)
+        event = max(event, cycle + 1)
+        self._next_irq_cache = (cycle, event)
+        return event
 
-    def next_event(self, cycle: int) -> int:
-        """First cycle > `cycle` at which irq() or t1() can change without CPU action."""
+    def next_t1_change(self, cycle: int) -> int:
+        """A cycle > `cycle` not later than the first one at which t1() differs from t1(cycle)."""
         timing = self.timing
         # one cycle early: the local time of an access can be a hair later than cycle × T
-        t1_change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(self._beam_pixel(cycle))) - 1
-        return min(self.next_irq_event(cycle), max(t1_change, cycle + 1))
+        change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(self._beam_pixel(cycle))) - 1
+        return max(change, cycle + 1)
 
     # -- drawing bookkeeping (MAME screen_device::update_now / update_partial) ---------------------
     def _current_picture(self) -> Picture:
@@ -521,6 +541,7 @@ class Vdc:
         if info.write_mask is None:
             return
         value &= info.write_mask
+        self._next_irq_cache = None
         if a == CONTROL:
             if registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
                 line, hpos = self.position(cycle)
@@ -587,3 +608,5 @@ class Vdc:
         self.renderer.load_state(state["renderer"])
         self._picture = None
         self._sound_irq_cycle = None
+        self._next_irq_cache = None
+        self._slice_cache = (0, 0, 0)

@@ -242,37 +242,39 @@ class Picture:
         self.source_map = source
         self.draw_bits = bits
         self.edge_bits = edge
-        self.full_collisions = int(np.bitwise_or.reduce(bits | edge, axis=None))
+        self.combined_bits = (bits | edge).ravel()
+        self.full_collisions = int(np.bitwise_or.reduce(self.combined_bits))
 
-    # -- queries over a span ----------------------------------------------------------------------
-    def overlaps(self, y0: int, y1: int, x0: int, x1: int) -> bool:
+    # -- queries over a span (raster range start..end-1, start = line * 360 + x) -------------------
+    def overlaps(self, start: int, end: int) -> bool:
         """Does a major cell overlap another anywhere in the span (A1 b7)?"""
         if not self.objects_on:
             return False
         self._build()
         if not self.full_overlap:
             return False
-        if y0 == 0 and x0 == 0 and y1 == VISIBLE_LINES - 1 and x1 == VISIBLE_WIDTH - 1:
-            return True
-        return bool(self.overlap[y0 : y1 + 1, x0 : x1 + 1].any())
+        return bool(self.overlap.ravel()[start:end].any())
 
-    def collisions(self, y0: int, y1: int, x0: int, x1: int, left_source: int) -> int:
-        """A2 bits the span sets; `left_source` is the map left of x0 when the span starts mid-line."""
+    def collisions(self, start: int, end: int, left_source: int) -> int:
+        """A2 bits of pixels start..end-1; `left_source` is the source map left of `start` as the
+        previous span drew it, or -1 when this picture drew that pixel too."""
         if not self.enable:
             return 0
         self._build_collisions()
-        if y0 == 0 and x0 == 0 and y1 == VISIBLE_LINES - 1 and x1 == VISIBLE_WIDTH - 1:
-            return self.full_collisions or 0
-        rows = slice(y0, y1 + 1)
-        result = int(np.bitwise_or.reduce(self.draw_bits[rows, x0 : x1 + 1], axis=None))
-        if x0 == 0:
-            result |= int(np.bitwise_or.reduce(self.edge_bits[rows, 0 : x1 + 1], axis=None))
-        else:
-            # a span that starts mid-line (always a single line) takes its left neighbour from the
-            # span drawn before it, which may have had other registers
-            result |= edge_bits(left_source, int(self.source_map[y0, x0]), self.enable)
-            if x1 > x0:
-                result |= int(np.bitwise_or.reduce(self.edge_bits[rows, x0 + 1 : x1 + 1], axis=None))
+        if not self.full_collisions:
+            return 0
+        if start == 0 and end == VISIBLE_LINES * VISIBLE_WIDTH:
+            return self.full_collisions
+        first = start
+        result = 0
+        if start % VISIBLE_WIDTH and left_source >= 0:
+            # the edge pass at a span's first pixel sees the map the span before it drew
+            y, x = divmod(start, VISIBLE_WIDTH)
+            here = int(self.source_map[y, x])
+            result = int(self.draw_bits[y, x]) | edge_bits(left_source, here, self.enable)
+            first = start + 1
+        if first < end:
+            result |= int(np.bitwise_or.reduce(self.combined_bits[first:end]))
         return result
 
     def source_at(self, line: int, x: int) -> int:
@@ -338,8 +340,8 @@ class Renderer:
 
     def reset(self) -> None:
         self._spans: list[Span] = []
-        self._overlap_done = 0
-        self._collisions_done = 0
+        self._overlap_cursor = (0, 0)  # (span index, raster position) settled up to
+        self._collision_cursor = (0, 0)
         self._pending_overlap = False
         self._pending_collisions = 0
         self._bitmap = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
@@ -360,8 +362,7 @@ class Renderer:
         """Lines y0..y1, pixels x0..x1 (a MAME cliprect: one partial line or whole lines)."""
         start, end = y0 * VISIBLE_WIDTH + x0, y1 * VISIBLE_WIDTH + x1 + 1
         spans = self._spans
-        # a span whose status bits were already taken must not grow (its bits would count twice)
-        if len(spans) > max(self._overlap_done, self._collisions_done):
+        if spans:
             last = spans[-1]
             if last.end == start and last.picture is picture and last.lum == lum:
                 last.end = end
@@ -377,21 +378,29 @@ class Renderer:
         return self._spans[index - 1].picture.source_at(y, x - 1)
 
     def _settle(self, collisions: bool) -> None:
+        """Take the status bits of everything drawn since the last call (cursors: span, position)."""
         spans = self._spans
-        for span in spans[self._overlap_done :]:
-            if not self._pending_overlap and any(span.picture.overlaps(*r) for r in span.rectangles()):
+        if not spans:
+            return
+        index, position = self._overlap_cursor
+        while index < len(spans) and not self._pending_overlap:
+            span = spans[index]
+            start = max(position, span.start)
+            if start < span.end and span.picture.overlaps(start, span.end):
                 self._pending_overlap = True
-        self._overlap_done = len(spans)
+            index, position = index + 1, 0
+        self._overlap_cursor = (len(spans) - 1, spans[-1].end)
         if collisions:
-            for index in range(self._collisions_done, len(spans)):
+            first, position = self._collision_cursor
+            for index in range(first, len(spans)):
                 span = spans[index]
-                if not span.picture.enable:
+                start = max(position, span.start)
+                position = 0
+                if start >= span.end or not span.picture.enable:
                     continue
-                left = self._left_source(index)
-                for y0, y1, x0, x1 in span.rectangles():
-                    self._pending_collisions |= span.picture.collisions(y0, y1, x0, x1, left)
-                    left = 0
-            self._collisions_done = len(spans)
+                left = self._left_source(index) if start == span.start else -1
+                self._pending_collisions |= span.picture.collisions(start, span.end, left)
+            self._collision_cursor = (len(spans) - 1, spans[-1].end)
 
     def resolve(self, *, collisions: bool) -> tuple[int, int]:
         """(A1 major-overlap bit, A2 bits) drawn since the last call; A2 bits only when asked."""
@@ -418,14 +427,14 @@ class Renderer:
                         target[...] = pixels
             self.last_frame = bitmap.copy()
         self._spans.clear()
-        self._overlap_done = 0
-        self._collisions_done = 0
+        self._overlap_cursor = (0, 0)
+        self._collision_cursor = (0, 0)
 
     def state(self) -> dict:
         return {
             "spans": [[s.y0, s.y1, s.x0, s.x1, s.picture.snapshot.hex(), s.lum] for s in self._spans],
-            "overlap_done": self._overlap_done,
-            "collisions_done": self._collisions_done,
+            "overlap_cursor": list(self._overlap_cursor),
+            "collision_cursor": list(self._collision_cursor),
             "pending_overlap": self._pending_overlap,
             "pending_collisions": self._pending_collisions,
             "bitmap": self._bitmap.tobytes().hex(),
@@ -437,8 +446,8 @@ class Renderer:
             Span(start, end, self.picture(bytes.fromhex(snapshot)), bool(lum))
             for start, end, snapshot, lum in state["spans"]
         ]
-        self._overlap_done = int(state["overlap_done"])
-        self._collisions_done = int(state["collisions_done"])
+        self._overlap_cursor = tuple(state["overlap_cursor"])
+        self._collision_cursor = tuple(state["collision_cursor"])
         self._pending_overlap = bool(state["pending_overlap"])
         self._pending_collisions = int(state["pending_collisions"])
         shape = (VISIBLE_LINES, VISIBLE_WIDTH)
