@@ -36,29 +36,36 @@ def _defines(pairs: tuple[str, ...]) -> dict[str, int]:
     return defines
 
 
-def _range(text: str | None) -> tuple[int, int] | None:
+def _range(text: str | None) -> tuple[int | None, int | None] | None:
+    """START-END as p2bin -r takes it; '$' for either end means "where the program starts/ends"."""
     if text is None:
         return None
     low, dash, high = text.partition("-")
     if not dash:
         raise HilbridgeError(f"--range {text!r} needs START-END", hint="for example --range 0x400-0xbff")
-    start, end = _number(low, "--range"), _number(high, "--range")
-    if end < start:
+    start = None if low.strip() in ("", "$") else _number(low, "--range")
+    end = None if high.strip() in ("", "$") else _number(high, "--range")
+    if start is not None and end is not None and end < start:
         raise HilbridgeError(f"--range {text!r} ends before it starts")
     return start, end
 
 
-def _image(result: AssemblyResult, span: tuple[int, int] | None, fill: int) -> bytes:
-    """The bytes to write: the assembled range, or exactly START..END as p2bin -r does."""
+def _image(
+    result: AssemblyResult, span: tuple[int | None, int | None] | None, fill: int
+) -> tuple[bytes, int]:
+    """The bytes to write and their first address: the assembled range, or START..END as p2bin -r."""
     if span is None:
-        return result.image
-    start, end = span
+        return result.image, result.origin
+    start = result.origin if span[0] is None else span[0]
+    end = result.origin + len(result.image) - 1 if span[1] is None else span[1]
+    if end < start:
+        raise HilbridgeError(f"--range ends at {end:#x}, before it starts at {start:#x}")
     out = bytearray([fill]) * (end - start + 1)
     for offset, byte in enumerate(result.image):
         address = result.origin + offset
         if start <= address <= end:
             out[address - start] = byte
-    return bytes(out)
+    return bytes(out), start
 
 
 def _write(path: str, data: bytes, what: str) -> None:
@@ -134,8 +141,7 @@ def asm(
     )
     for warning in result.warnings:
         click.echo(warning, err=True)
-    image = _image(result, span, fill)
-    origin = span[0] if span else result.origin
+    image, origin = _image(result, span, fill)
     _write(output, _intel_hex(image, origin) if intel_hex else image, "image")
     if listing:
         _write(listing, result.listing.encode("utf-8"), "listing")

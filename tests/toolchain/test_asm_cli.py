@@ -103,3 +103,11 @@ def test_share_file_exports_shared_symbols_as_equs(tmp_path):
     other.write_text('\tinclude "bank0.inc"\n\torg 0\n\tdw tune\n\tdb level\n')
     assert invoke(str(other), "-o", str(tmp_path / "c.bin")).exit_code == 0
     assert (tmp_path / "c.bin").read_bytes() == bytes([0x76, 0x0A, 12])
+
+
+def test_range_with_open_start_like_p2bin(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--range", "$-$407")
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == bytes([0x23, 0x05, 0x84, 0x02, 0xFF, 0xFF])
