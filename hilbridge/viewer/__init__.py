@@ -1,0 +1,1 @@
+"""Optional live window for the emulator (`hilbridge emu view`): Tk, keyboard and joysticks."""
