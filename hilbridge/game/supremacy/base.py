@@ -39,17 +39,41 @@ def load_options() -> dict[str, dict[str, Any]]:
 OPTIONS = load_options()
 
 
-_SHARED = ("options", "players", "events")
-"""State keys never changed after setup (shared between states, not copied), and the events."""
+COPY_DEPTH: dict[str, str] = {
+    # never changed after setup, or replaced rather than changed: shared between states
+    **dict.fromkeys(("options", "players", "bank", "cycle", "stage", "phase", "turn", "build_step"), "share"),
+    **dict.fromkeys(("interest_paid", "passes", "rotation_player"), "share"),
+    # flat dicts and lists of strings or numbers
+    **dict.fromkeys(
+        ("cash", "loans", "stock_bank", "cubes", "alive", "cards", "market", "bids", "power"), "flat"
+    ),
+    **dict.fromkeys(("idle", "clouds", "sequence", "active", "bought", "prospected"), "flat"),
+    "supplies": "two levels",  # player -> commodity -> units
+    "units": "three levels",  # zone -> player -> [armies, navies]
+}
+"""How deep `_clone` copies each state key; any key not listed is deep-copied (the safe default)."""
 
 
 def _clone(state: State) -> State:
-    """A deep copy for the next state (pickle is the fastest deep copy of plain JSON data)."""
-    body = state.copy()
-    for key in _SHARED:
-        body.pop(key, None)
-    copy = pickle.loads(pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
-    copy["options"], copy["players"], copy["events"] = state["options"], state["players"], []
+    """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`)."""
+    copy: State = {}
+    for key, value in state.items():
+        depth = COPY_DEPTH.get(key, "deep")
+        if depth == "share":
+            copy[key] = value
+        elif depth == "flat":
+            copy[key] = value.copy()
+        elif depth == "two levels":
+            copy[key] = {inner: level.copy() for inner, level in value.items()}
+        elif depth == "three levels":
+            copy[key] = {
+                zone: {p: force.copy() for p, force in forces.items()} for zone, forces in value.items()
+            }
+        elif value is None:
+            copy[key] = None
+        else:
+            copy[key] = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    copy["events"] = []
     return copy
 
 

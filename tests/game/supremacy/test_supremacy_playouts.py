@@ -70,3 +70,34 @@ def test_bids_never_visible_to_others_during_random_games():
                     assert move.to_json() not in [e.get("action") for e in game.events(player)]
         if game.is_terminal():
             break
+
+
+def test_apply_never_changes_the_state_it_was_given():
+    """`_clone` shares what moves never change in place (COPY_DEPTH); this catches a wrong entry."""
+    import copy
+    import random
+
+    from hilbridge.game import CHANCE, Action
+    from hilbridge.game.combat import RandomResolver
+
+    resolver = RandomResolver(R)
+    for seed in range(15):
+        rng = random.Random(seed)
+        state = R.initial_state(setup(2 + seed % 4, turn_cap=4), seed)
+        while not R.is_terminal(state):
+            before = copy.deepcopy(state)
+            players = R.current_players(state)
+            if players == (CHANCE,):
+                node = R.chance_node(state)
+                move = (
+                    Action("combat_result", CHANCE, resolver.resolve(node.combat, rng))
+                    if node.combat
+                    else node.outcomes[rng.randrange(len(node.outcomes))]
+                )
+                after = R.apply(state, move)
+            elif R.is_simultaneous(state):
+                after = R.apply_joint(state, {p: rng.choice(R.legal_actions(state, p)) for p in players})
+            else:
+                after = R.apply(state, rng.choice(R.legal_actions(state, players[0])))
+            assert state == before, "a move changed the previous state"
+            state = after
