@@ -99,12 +99,29 @@ def _intel_hex(data: bytes, origin: int) -> bytes:
 )
 @click.option("--hex", "intel_hex", is_flag=True, help="Write Intel HEX instead of a raw binary.")
 @click.option(
-    "-I", "include_dirs", multiple=True, type=click.Path(file_okay=False), help="Include directory."
+    "-I",
+    "include_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Include directory.",
 )
-@click.option("-D", "defines", multiple=True, help="Define a symbol: NAME=VALUE (or NAME for 1).")
-@click.option("--fill", "fill_text", default="0xFF", show_default=True, help="Byte for gaps in the image.")
 @click.option(
-    "--range", "range_text", help="Write exactly START-END (like asl's p2bin -r), e.g. 0x400-0xbff."
+    "-D", "defines", multiple=True, metavar="NAME=VALUE", help="Define a symbol: NAME=VALUE (or NAME for 1)."
+)
+@click.option(
+    "--fill",
+    "fill_text",
+    default="0xFF",
+    show_default=True,
+    metavar="BYTE",
+    help="Byte for gaps in the image.",
+)
+@click.option(
+    "--range",
+    "range_text",
+    metavar="START-END",
+    help="Write exactly START-END (like asl's p2bin -r), e.g. 0x400-0xbff.",
 )
 @click.option("-U", "--case-sensitive", is_flag=True, help="Symbols are case-sensitive (asl -U).")
 @click.option(
