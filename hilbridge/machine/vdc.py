@@ -248,7 +248,10 @@ class Vdc:
 
     def position(self, cycle: int) -> tuple[int, int]:
         """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
-        pixel = self._beam_pixel(cycle) % self._frame_pixels
+        return self._position_of(self._beam_pixel(cycle))
+
+    def _position_of(self, pixel: int) -> tuple[int, int]:
+        pixel %= self._frame_pixels
         return (pixel // self._htotal + POWER_ON_LINE) % self._vtotal, pixel % self._htotal
 
     def _vblank(self, line: int, hpos: int) -> bool:
@@ -441,8 +444,9 @@ class Vdc:
             self._last_line = 0
             self._last_hpos = 0
 
-    def _draw_to_beam(self, cycle: int) -> None:
-        pixel = self._beam_pixel(cycle)
+    def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
+        if pixel is None:
+            pixel = self._beam_pixel(cycle)
         self._catch_up(pixel)
         into_frame = pixel - (self._frame_end - self._frame_pixels) - self._line0_offset
         if into_frame >= 0:  # lines 243-262 (VBLANK) have nothing to draw
@@ -500,10 +504,11 @@ class Vdc:
             return 0
         self._sync_events(cycle - MOVX_CYCLES)
         if kind == "status":
-            self._draw_to_beam(cycle)
+            pixel = self._beam_pixel(cycle)
+            self._draw_to_beam(cycle, pixel)
             major, _ = self.renderer.resolve(collisions=False)
             self.control_status |= major
-            line, hpos = self.position(cycle)
+            line, hpos = self._position_of(pixel)
             chip = self.chip
             hstatus = chip.hstatus_start <= hpos < chip.bgate_start and self._y_beam(line, hpos) <= 242
             data = self.control_status | (STATUS_HSTATUS if hstatus else 0)

@@ -125,7 +125,8 @@ class Picture:
             pixels[mask] = 8 + (r[4 * index + 2] >> 3 & 7)
         self.pixels = np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
         self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
-        self.full_overlap = bool(self.overlap.any())
+        self.overlap_lines = self.overlap.any(axis=1).tolist()
+        self.full_overlap = any(self.overlap_lines)
 
     def _draw_grid(self) -> None:
         r = self.registers
@@ -250,8 +251,12 @@ class Picture:
         """Does a major cell overlap another anywhere in the span (A1 b7)?"""
         if not self.objects_on:
             return False
-        self._build()
+        if not self._built:
+            self._build()
         if not self.full_overlap:
+            return False
+        first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
+        if not any(self.overlap_lines[first : last + 1]):
             return False
         return bool(self.overlap.ravel()[start:end].any())
 
