@@ -23,6 +23,12 @@ ADDRESS_LIMIT = 0x10000
 IDENTITY = list(range(256))  # the STANDARD code page
 
 
+# asl's constant predefined symbols (MOMCPU is the CPU name read as hex, as asl does).
+PREDEFINED: dict[str, Value] = {
+    "TRUE": 1, "FALSE": 0, "MOMCPU": 0x8048, "MOMCPUNAME": "8048", "BIGENDIAN": 0, "VERSION": 0x142F,
+}  # fmt: skip
+
+
 def format_hex(value: int) -> str:
     return f"-{-value:#06x}" if value < 0 else f"{value:#06x}"
 
@@ -174,11 +180,28 @@ class PassState(Context):
         return self._undefined(name, offset)
 
     def _undefined(self, name: str, offset: int) -> Value:
-        if name.upper() == "MOMPASS":  # asl's number of the current pass
-            return self.number
+        builtin = self.builtin(name.upper())
+        if builtin is not None:
+            return builtin
         self.unknown = True
         self.soft_error(f"symbol '{name}' is not defined", offset)
         return 0
+
+    def builtin(self, name: str) -> Value | None:
+        """asl's predefined symbols, used where the program defines no symbol of that name."""
+        if name == "MOMPASS":
+            return self.number
+        if name == "MOMLINE":
+            return self.line.number if self.line else 0
+        if name == "MOMFILE":
+            return self.line.file if self.line else self.assembler.main_name
+        if name == "MOMSECTION":
+            return self.sections[-1].name if self.sections else ""
+        if name == "MOMSEGMENT":
+            return self.segment
+        if name == "CASESENSITIVE":
+            return int(self.assembler.case_sensitive)
+        return PREDEFINED.get(name)
 
     def defined(self, name: str) -> bool:
         return any(key in self.symbols for key in self._key_candidates(name))

@@ -327,3 +327,9 @@ def test_backslash_escapes_as_asl():
     assert image('\tdb "\\x41\\65\\0101\\t"\n') == b"AAA\t"
     with pytest.raises(AssemblyError, match="larger than 255"):
         image('\tdb "\\999"\n')
+
+
+def test_predefined_symbols():
+    assert image("\tdb true, false, momcpu >> 8, momline\n\tif mompass > 0\n\tdb 1\n\tendif\n") == bytes(
+        [1, 0, 0x80, 1, 1]
+    )
