@@ -10,9 +10,14 @@ asl behaviour reproduced on purpose (so asl sources give byte-identical images):
 - symbols are case-insensitive unless `case_sensitive=True` (asl's ``-U``);
 - ``JMP``/``CALL`` to the other 2K bank get an automatic ``SEL MB0``/``SEL MB1`` in front (a warning);
 - conditional jumps and ``DJNZ`` must land in the page of their operand byte (PC+1);
-- symbols defined inside a macro, ``REPT``, ``IRP``, ``IRPC`` or ``WHILE`` body are local to that
-  expansion; ``.name`` labels are composed with the last ordinary label;
+- line labels inside a macro, ``REPT``, ``IRP``, ``IRPC`` or ``WHILE`` body are local to that
+  expansion (``EQU``/``SET`` there are global); ``.name`` labels are composed with the last symbol;
 - ``DW`` is little-endian; the image covers the lowest to the highest byte written.
+
+This module holds the passes, directives and instructions; `asm_source` cuts lines and substitutes
+macro text, `asm_state` keeps one pass's symbols, scopes and errors, `asm_expr` evaluates
+expressions and `asm_encode` finds encodings in the shared opcode table. Directives are found by
+name in `_DIRECTIVE_METHODS`. See docs/assembler.md.
 """
 
 from __future__ import annotations
