@@ -174,13 +174,14 @@ SEMANTICS: dict[str, str] = {
     "JNT0 addr8": _jcc("not B.t0(cyc)"),
     "JT1 addr8": _jcc("B.t1(cyc)"),
     "JNT1 addr8": _jcc("not B.t1(cyc)"),
-    # JTF reads and clears the timer flag; JNI samples the /INT level and, when it falls through,
-    # arms MAME's JNI hack for the next interrupt check (handled in Cpu.step).
+    # JTF reads and clears the timer flag. JNI tests MAME's latched /INT state, which only changes
+    # between instructions, so it sees the level at the instruction's start; when it falls through
+    # it arms MAME's JNI hack for the next interrupt check (handled in Cpu.step).
     "JTF addr8": (
         f"{ARG}\nflag = C.timer_flag\nC.timer_flag = False\nif flag:\n    return (pc & 0xF00) | arg\n{NEXT}"
     ),
     "JNI addr8": (
-        f"{ARG}\nif B.irq(cyc):\n    return (pc & 0xF00) | arg\nC.irq_polled = pc\nC.stop = 0\n{NEXT}"
+        f"{ARG}\nif B.irq(cyc - 2):\n    return (pc & 0xF00) | arg\nC.irq_polled = pc\nC.stop = 0\n{NEXT}"
     ),
     "SEL RB0": "C.psw &= 0xEF\nC.rb = 0\nreturn pc",
     "SEL RB1": "C.psw |= 0x10\nC.rb = 24\nreturn pc",
