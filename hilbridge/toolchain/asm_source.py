@@ -159,6 +159,30 @@ def split_line(text: str) -> SplitLine:
     return result
 
 
+def top_level_index(text: str, wanted: str) -> int:
+    """Index of the first `wanted` character outside quotes and parentheses, or -1 (asl's QuotPos)."""
+    depth = 0
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == wanted and depth <= 0:
+            return index
+        index += 1
+    return -1
+
+
 def unquote(text: str) -> str | None:
     """The contents of a quoted string argument, or None when `text` is not one well-formed quoted
     string (callers then evaluate it as an expression, which reports what is wrong)."""

@@ -39,6 +39,7 @@ from hilbridge.toolchain.asm_source import (
     SplitLine,
     split_line,
     substitute,
+    top_level_index,
     unquote,
     upper_outside_quotes,
 )
@@ -809,20 +810,38 @@ class Assembler:
         return end + 1
 
     def _expand_macro(self, state: PassState, macro: Macro, split: SplitLine) -> None:
+        """Bind arguments as asl does, then assemble the substituted body.
+
+        Positional arguments fill parameters in order (an empty one keeps the default); `name=value`
+        sets a parameter by name, after which no positional argument may follow; arguments beyond
+        the parameters are allowed (they count in ARGCOUNT and ALLARGS).
+        """
         arguments = list(split.arguments)
-        if len(arguments) > len(macro.parameters) and macro.parameters:
-            state.hard_error(
-                f"macro {macro.name} takes {len(macro.parameters)} argument(s), got {len(arguments)}",
-                split.operation_column,
-            )
-            return
         if not self.case_sensitive:
             arguments = [upper_outside_quotes(argument) for argument in arguments]
-        values = [
-            arguments[i] if i < len(arguments) and arguments[i] != "" else macro.defaults[i]
-            for i in range(len(macro.parameters))
+        keys = [name if self.case_sensitive else name.upper() for name in macro.parameters]
+        values: list[str | None] = [None] * len(macro.parameters)
+        named = False
+        for position, (argument, column) in enumerate(zip(arguments, split.argument_columns, strict=True)):
+            equals = top_level_index(argument, "=")
+            if equals >= 0:
+                name = argument[:equals].strip()
+                key = name if self.case_sensitive else name.upper()
+                if key not in keys:
+                    state.hard_error(f"macro {macro.name} has no parameter '{name}'", column)
+                    return
+                values[keys.index(key)] = argument[equals + 1 :].strip()
+                named = True
+            elif named:
+                state.hard_error("a positional argument cannot follow name=value arguments", column)
+                return
+            elif position < len(values) and argument:
+                values[position] = argument
+        bound = [
+            value if value is not None else default
+            for value, default in zip(values, macro.defaults, strict=True)
         ]
-        replacements = dict(zip(macro.parameters, values, strict=True))
+        replacements = dict(zip(macro.parameters, bound, strict=True))
         replacements["ARGCOUNT"] = str(len(arguments))
         replacements["ALLARGS"] = ",".join(arguments)
         replacements["__LABEL__"] = split.label

@@ -333,3 +333,28 @@ def test_predefined_symbols():
     assert image("\tdb true, false, momcpu >> 8, momline\n\tif mompass > 0\n\tdb 1\n\tendif\n") == bytes(
         [1, 0, 0x80, 1, 1]
     )
+
+
+def test_macro_keyword_arguments_defaults_and_extra_arguments():
+    # asl: name=value binds by name; a parameter may be the mnemonic; extra arguments are allowed.
+    source = """
+ypos0 equ 21h
+pc macro char, color, dir, count, ypos=ypos0
+  mov r4,#ypos
+  mov r5,#char
+  mov r6,#color
+  rept count
+  dir r5
+  endm
+  endm
+  org 0
+  pc char=12, color=7, dir=inc, count=3
+  pc char=20h, color=1, dir=dec, count=1, ypos=29h
+  pc 1,2,inc,0,5,6
+"""
+    expected = "bc21bd0cbe071d1d1dbc29bd20be01cdbc21bd01be02"  # checked against asl 1.42
+    assert image(source).hex() == expected
+    with pytest.raises(AssemblyError, match="has no parameter 'colour'"):
+        image(source + "  pc colour=1\n")
+    with pytest.raises(AssemblyError, match="positional argument cannot follow"):
+        image(source + "  pc char=1, 2\n")
