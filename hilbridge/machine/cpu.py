@@ -488,7 +488,12 @@ class Cpu:
     def _refresh_stop(self) -> None:
         """The first end-of-instruction cycle the fast loop must not reach without `step()`."""
         cycle = self.cycle
-        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches or self._interrupt_pending(cycle):
+        if (
+            self.timer_mode == COUNTER_RUNNING
+            or self.trace_fetches
+            or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
+            or self._interrupt_pending(cycle)
+        ):
             self.stop = cycle
         else:
             self.stop = min(self.timer_event, self.board.next_event(cycle))

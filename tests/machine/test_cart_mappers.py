@@ -98,6 +98,5 @@ def test_program_view_equals_fetch_everywhere(mapper, p1, seed):
 
 
 def test_mame_0251_variant_mirrors_0c00_onto_0400_as_that_version_runs_it():
-    image = bytes(range(256)) * 8
-    cart = load_cartridge(image, "o2_rom_mame0251")
+    cart = load_cartridge(tagged(2048, 1024), "o2_rom_mame0251")
     assert cart.fetch(0xC80, 0xFF, 0) == cart.fetch(0x480, 0xFF, 0) != cart.fetch(0x880, 0xFF, 0)
