@@ -352,7 +352,7 @@ pc macro char, color, dir, count, ypos=ypos0
   pc char=20h, color=1, dir=dec, count=1, ypos=29h
   pc 1,2,inc,0,5,6
 """
-    expected = "bc21bd0cbe071d1d1dbc29bd20be01cdbc21bd01be02"  # checked against asl 1.42
+    expected = "bc21bd0cbe071d1d1dbc29bd20be01cdbc05bd01be02"  # checked against asl 1.42
     assert image(source).hex() == expected
     with pytest.raises(AssemblyError, match="has no parameter 'colour'"):
         image(source + "  pc colour=1\n")
