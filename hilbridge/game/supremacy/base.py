@@ -293,15 +293,18 @@ class SupremacyBase(Ruleset):
         self._advance_rotation(state, player, drop=True)
 
     def _check_eliminations(self, state: State) -> None:
+        """S-10.spoils: after a battle and its counterattacks, a player with no home territory left is
+        out. Capture if the home territory taken last is still held by its captor, else Destruction."""
         for player in state["players"]:
             if state["alive"][player] and not self._home_held(state, player):
-                code = state["power"][player]
+                homes = self.board.homelands[state["power"][player]]
                 captors = [
-                    self._occupant(state, t)
-                    for t in self.board.homelands[code]
-                    if t not in state["clouds"] and self._occupant(state, t) not in (None, player)
+                    captor
+                    for zone, captor in state["home_captures"]
+                    if zone in homes and zone not in state["clouds"] and self._occupant(state, zone) == captor
                 ]
                 self._eliminate(state, player, captors[-1] if captors else None)
+        state["home_captures"] = []
         self._check_victory(state)
 
     def _eliminate(self, state: State, player: str, captor: str | None) -> None:

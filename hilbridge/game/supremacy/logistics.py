@@ -85,6 +85,14 @@ class LogisticsRules(SupremacyBase):
                 emptied = battle is not None and battle.get("defender") == player and dst == battle.get("to")
                 if purpose == "reinforce" and occupant != player and not (occupant is None and emptied):
                     return "S-4.C.conv.E: reinforce only territories you already occupy"
+                own_home = self.board.zones[dst].home_of == state["power"].get(player)
+                if (
+                    purpose == "move"
+                    and occupant is None
+                    and not own_home
+                    and not state["options"]["move_into_vacant"]
+                ):
+                    return f"SUP-A17: {dst} is vacant; take it by attack (Militia Rule), not by a move"
             else:  # embark onto own navies
                 if not a.is_land:
                     return "armies at sea move with their navies"

@@ -147,6 +147,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
             "passes": 0,
             "prospected": [],
             "rotation_player": None,
+            "home_captures": [],
             "winners": None,
             "events": [event("setup", players=players)],
         }

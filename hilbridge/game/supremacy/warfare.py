@@ -304,7 +304,10 @@ class WarfareRules(SupremacyBase):
 
     def _capture(self, state: State, zone: str, captor: str) -> None:
         """S-4.C.conv.D occupation: the captor takes the resource cards of the captured zone
-        (SUP-A8: from whoever holds them, also when the zone was empty)."""
+        (SUP-A8: from whoever holds them, also when the zone was empty). Home territories taken are
+        remembered, so Spoils of War go to whoever took the *last* home territory."""
+        if self.board.zones[zone].home_of is not None:
+            state["home_captures"].append([zone, captor])
         for card in self.board.cards_in(zone):
             if state["cards"].get(card) not in (None, captor):
                 loser = state["cards"][card]

@@ -819,10 +819,11 @@ def test_S_10_bankrupt_when_interest_can_be_neither_paid_nor_borrowed():
 # ---------------------------------------------------------------- Stages 5-7
 def test_S_5_C_moves_cost_and_follow_the_map():
     state = put(start(), "move", "ann", 5, ["ann"])
+    place(state, "Western Canada", "ann", 1)
     state = act(
         state, "ann", "move", **{"from": "Alaska", "to": "Western Canada", "units": 1, "kind": "army"}
     )
-    assert force(state, "Western Canada", "ann") == [1, 0]
+    assert force(state, "Western Canada", "ann") == [2, 0]
     assert state["supplies"]["ann"]["grain"] == 3 - OPT["army_move_grain"]
     with pytest.raises(IllegalAction):  # not adjacent
         act(
@@ -838,6 +839,7 @@ def test_S_5_C_moves_cost_and_follow_the_map():
 def test_S_5_C_convoy_embark_sail_and_land():
     state = put(start(), "move", "ann", 5, ["ann"])
     place(state, "Carribean Sea", "ann", 0, 1)
+    place(state, "Central America", "ann", 1)
     state = act(
         state, "ann", "move", **{"from": "Eastern U.S.A.", "to": "Carribean Sea", "units": 1, "kind": "army"}
     )
@@ -851,7 +853,7 @@ def test_S_5_C_convoy_embark_sail_and_land():
         "move",
         **{"from": "Gulf of Panama", "to": "Central America", "units": 1, "kind": "army"},
     )
-    assert force(state, "Central America", "ann") == [1, 0]
+    assert force(state, "Central America", "ann") == [2, 0]
     assert state["supplies"]["ann"]["oil"] == 3 - OPT["navy_move_oil"]
 
 
@@ -1033,3 +1035,17 @@ def test_S_4_C_winter_placeholder_option_ends_the_game_on_a_die():
     assert R.is_terminal(ended) and ended["winners"] == []
     off = act(nuke_position(), "ann", "nuke", targets=["Venezuela"])
     assert off["phase"] == "counter"  # default: no nuclear winter
+
+
+def test_SUP_A17_vacant_territories_are_taken_by_attack_not_by_a_move():
+    state = put(start(), "move", "ann", 5, ["ann"])
+    alaska_to_canada = {"from": "Alaska", "to": "Western Canada", "units": 1, "kind": "army"}
+    with pytest.raises(IllegalAction, match="SUP-A17"):
+        act(state, "ann", "move", **alaska_to_canada)
+    place(state, "Western U.S.A.", "ann", 0)  # an own home territory left empty may be re-entered
+    state = act(
+        state, "ann", "move", **{"from": "Midwest U.S.A.", "to": "Western U.S.A.", "units": 1, "kind": "army"}
+    )
+    assert force(state, "Western U.S.A.", "ann") == [1, 0]
+    state["options"] = {**state["options"], "move_into_vacant": True}
+    assert force(act(state, "ann", "move", **alaska_to_canada), "Western Canada", "ann") == [1, 0]
