@@ -1049,3 +1049,21 @@ def test_SUP_A17_vacant_territories_are_taken_by_attack_not_by_a_move():
     assert force(state, "Western U.S.A.", "ann") == [1, 0]
     state["options"] = {**state["options"], "move_into_vacant": True}
     assert force(act(state, "ann", "move", **alaska_to_canada), "Western Canada", "ann") == [1, 0]
+
+
+def test_SUP_A18_capture_spoils_go_to_whoever_took_the_last_home_territory():
+    state = start({"ann": "USA", "bob": "CSA", "cid": "LEN"})
+    place(state, "Central America", "ann", 3)
+    place(state, "Venezuela", "bob", 1)
+    for territory in ("Brazil", "Peru", "Argentina"):
+        place(state, territory, "bob", 0)
+        place(state, territory, "cid", 1)  # taken by cid in earlier cycles
+    state = put(state, "attack", "ann", 4, ["ann", "bob", "cid"])
+    state = act(
+        state, "ann", "attack", **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"}
+    )
+    state = roll(state, attacker=[6, 6], defender=[1, 1])
+    state = act(act(act(state, "ann", "end_occupy"), "bob", "end_reinforce"), "ann", "end_reinforce")
+    state = act(state, "bob", "decline")
+    assert events(state, "eliminated")[0]["captor"] == "ann"
+    assert state["cash"]["ann"] == 14000 and state["cash"]["cid"] == 7000
