@@ -828,7 +828,8 @@ class Assembler:
                 name = argument[:equals].strip()
                 key = name if self.case_sensitive else name.upper()
                 if key not in keys:
-                    state.hard_error(f"macro {macro.name} has no parameter '{name}'", column)
+                    written = split.arguments[position][:equals].strip()
+                    state.hard_error(f"macro {macro.name} has no parameter '{written}'", column)
                     return
                 values[keys.index(key)] = argument[equals + 1 :].strip()
                 named = True
