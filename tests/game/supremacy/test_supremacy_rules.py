@@ -1053,14 +1053,16 @@ def test_SUP_A17_vacant_territories_are_taken_by_attack_not_by_a_move():
 
 def test_SUP_A18_capture_spoils_go_to_whoever_took_the_last_home_territory():
     state = start({"ann": "USA", "bob": "CSA", "cid": "LEN"})
-    place(state, "Central America", "ann", 3)
-    place(state, "Venezuela", "bob", 1)
-    for territory in ("Brazil", "Peru", "Argentina"):
+    place(state, "Lima Bay", "ann", 3, 1)
+    state["supplies"]["ann"]["grain"] = 6
+    state["stock_bank"]["grain"] -= 3
+    place(state, "Argentina", "bob", 1)
+    for territory in ("Brazil", "Peru", "Venezuela"):
         place(state, territory, "bob", 0)
         place(state, territory, "cid", 1)  # taken by cid in earlier cycles
     state = put(state, "attack", "ann", 4, ["ann", "bob", "cid"])
     state = act(
-        state, "ann", "attack", **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"}
+        state, "ann", "attack", **{"from": "Lima Bay", "to": "Argentina", "units": 3, "mode": "amphibious"}
     )
     state = roll(state, attacker=[6, 6], defender=[1, 1])
     state = act(act(act(state, "ann", "end_occupy"), "bob", "end_reinforce"), "ann", "end_reinforce")
