@@ -22,6 +22,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.load", "load"),
     ("hilbridge.cli.load", "unload"),
     ("hilbridge.cli.sim", "sim"),
+    ("hilbridge.cli.emu", "emu"),
 )
 
 
