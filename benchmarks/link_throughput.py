@@ -12,7 +12,7 @@ median of the per-round ratios (each ratio compares two runs made back to back).
 Then a full `dump_cartridge` (detection + 2 passes + verification) of the same 16 KB cartridge, over the
 pty and in-process, against the 2 s target.
 
-Run: python benchmarks/link_throughput.py [--megabytes 4] [--rounds 7]   (aim: dump/raw >= 0.8)
+Run: python benchmarks/link_throughput.py [--megabytes 16] [--rounds 7]   (aim: dump/raw >= 0.8)
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from hilbridge.dumper.dump import dump_cartridge
@@ -57,31 +59,64 @@ def _spawn(arguments: list[str]) -> tuple[subprocess.Popen, str]:
     return process, line[3] if line[:3] == ["simulated", "adapter", "on"] else line[0]
 
 
-def raw_pty(total: int) -> float:
-    """Bytes per second read from a pty that another process fills as fast as it can."""
+@dataclass
+class Run:
+    """One measurement: bytes per second, and CPU seconds per MB spent by the reader and the writer."""
+
+    rate: float
+    reader_cpu: float
+    writer_cpu: float
+
+
+def _cpu_seconds(pid: int | None = None) -> float:
+    """CPU time of this process, or of child `pid` (Linux /proc schedstat, in ns; 0 where there is none)."""
+    if pid is None:
+        return time.process_time()
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _timed(pid: int, transfer: Callable[[], int]) -> Run:
+    reader, writer = _cpu_seconds(), _cpu_seconds(pid)
+    started = time.perf_counter()
+    moved = transfer()
+    elapsed = time.perf_counter() - started
+    megabytes = moved / 1e6
+    return Run(
+        moved / elapsed, (_cpu_seconds() - reader) / megabytes, (_cpu_seconds(pid) - writer) / megabytes
+    )
+
+
+def raw_pty(total: int) -> Run:
+    """Reading a pty that another process fills as fast as it can."""
     process, path = _spawn([sys.executable, "-c", RAW_WRITER, str(total)])
     transport = SerialTransport(path)
-    try:
+
+    def transfer() -> int:
         transport.write(b"g")
-        started = time.perf_counter()
         received = 0
         while received < total:
             received += len(transport.read(1.0))
-        elapsed = time.perf_counter() - started
+        return received
+
+    try:
+        run = _timed(process.pid, transfer)
         transport.write(b"q")
     finally:
         transport.close()
         process.wait(timeout=10)
-    return total / elapsed
+    return run
 
 
-def protocol_reads(adapter: Adapter, total: int) -> float:
-    """Bytes per second of pipelined CART_READs of the program area."""
+def protocol_reads(adapter: Adapter, server: int, total: int) -> Run:
+    """Pipelined CART_READs of the program area from the simulated adapter process `server`."""
     request = ("CART_READ", {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": PROGRAM_AREA})
     count = -(-total // PROGRAM_AREA)
-    started = time.perf_counter()
-    received = sum(len(reply["data"]) for reply in adapter.link.transact([request] * count))
-    return received / (time.perf_counter() - started)
+    return _timed(
+        server, lambda: sum(len(reply["data"]) for reply in adapter.link.transact([request] * count))
+    )
 
 
 def dump_seconds(adapter: Adapter, folder: Path) -> float:
@@ -97,26 +132,26 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--megabytes", type=float, default=4.0, help="bytes moved per run")
+    parser.add_argument("--megabytes", type=float, default=16.0, help="megabytes moved per run")
     parser.add_argument("--rounds", type=int, default=7, help="raw/protocol pairs to run")
     arguments = parser.parse_args()
     total = int(arguments.megabytes * 1024 * 1024)
     process, path = _spawn([sys.executable, "-m", "hilbridge", "sim", "serve", "--pty", *SIM_CART])
-    raw: list[float] = []
-    dumped: list[float] = []
+    raw: list[Run] = []
+    dumped: list[Run] = []
     pty_dumps: list[float] = []
     local_dumps: list[float] = []
     try:
         adapter = Adapter(SerialTransport(path))
-        protocol_reads(adapter, 256 * 1024)  # warm up: let pieces and timeouts settle
+        protocol_reads(adapter, process.pid, 256 * 1024)  # warm up: let pieces and timeouts settle
         retransmits = adapter.link.stats.retransmits
         for number in range(arguments.rounds):
             if number % 2:
-                dumped.append(protocol_reads(adapter, total))
+                dumped.append(protocol_reads(adapter, process.pid, total))
                 raw.append(raw_pty(total))
             else:
                 raw.append(raw_pty(total))
-                dumped.append(protocol_reads(adapter, total))
+                dumped.append(protocol_reads(adapter, process.pid, total))
         retransmits = adapter.link.stats.retransmits - retransmits
         with tempfile.TemporaryDirectory() as folder:
             for _ in range(arguments.rounds):
@@ -128,11 +163,16 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
-    ratios = [d / r for d, r in zip(dumped, raw, strict=True)]
+    ratios = [d.rate / r.rate for d, r in zip(dumped, raw, strict=True)]
     print(f"{arguments.rounds} rounds of {total / 2**20:g} MiB each way")
-    print(f"raw pty MB/s:                {_spread(raw, 1e6)}")
-    print(f"protocol reads via pty MB/s: {_spread(dumped, 1e6)}   ({retransmits} retransmissions)")
+    print(f"raw pty MB/s:                {_spread([run.rate for run in raw], 1e6)}")
+    print(f"protocol reads via pty MB/s: {_spread([run.rate for run in dumped], 1e6)}")
     print(f"ratio protocol/raw:          {_spread(ratios)}   (aim >= 0.8)")
+    for name, runs in (("raw", raw), ("protocol", dumped)):
+        reader = statistics.median(run.reader_cpu for run in runs) * 1e3
+        writer = statistics.median(run.writer_cpu for run in runs) * 1e3
+        print(f"CPU ms per MB, {name + ':':9}  reader (host) {reader:6.2f}  writer (pty side) {writer:6.2f}")
+    print(f"protocol retransmissions: {retransmits}")
     print(f"16 KB dump, 2 passes, over pty s:   {_spread(pty_dumps, digits=3)}   (target < 2 s)")
     print(f"16 KB dump, 2 passes, in-process s: {_spread(local_dumps, digits=3)}   (target < 2 s)")
 
