@@ -11,9 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from hilbridge.machine.bus import READ, BusAccess
-from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.trace import Access, FrameEnd, Trace
+
+# Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ: 0.251's
+# o2_rom maps 0C00h-0FFFh onto 0400h-07FFh, the console (A10 not decoded) onto 0800h-0BFFh.
+MAME_EQUIVALENT_MAPPERS = {"o2_rom": "o2_rom_mame0251"}
 
 
 @dataclass(slots=True)
@@ -37,8 +41,14 @@ def run_emulator(
     reads: bool = False,
     pixels: bool = False,
 ) -> EmulatorRun:
-    """Run `cart` for `frames` frames; like `run_mame`, keep reads and pixel frames only on request."""
-    console = Console(load_cartridge(cart, slot), bios=bios, region=region)
+    """Run `cart` for `frames` frames; like `run_mame`, keep reads and pixel frames only on request.
+
+    `slot` names the MAME cartridge type; the emulator uses the mapper that behaves like it.
+    """
+    mapper = MAME_EQUIVALENT_MAPPERS.get(slot, slot) if slot else None
+    if mapper not in MAPPER_TYPES:
+        mapper = slot
+    console = Console(load_cartridge(cart, mapper), bios=bios, region=region)
     trace = Trace(header={"emulator": "hilbridge", "region": region})
     accesses = trace.accesses
 
