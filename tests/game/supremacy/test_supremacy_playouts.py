@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import random
+
 import pytest
 
-from hilbridge.game import Game, get_ruleset
+from hilbridge.game import CHANCE, Action, Game, get_ruleset
+from hilbridge.game.combat import RandomResolver
 from hilbridge.game.conformance import (
     check_json_state,
     check_save_load_continue,
@@ -74,12 +78,6 @@ def test_bids_never_visible_to_others_during_random_games():
 
 def test_apply_never_changes_the_state_it_was_given():
     """`_clone` shares what moves never change in place (COPY_DEPTH); this catches a wrong entry."""
-    import copy
-    import random
-
-    from hilbridge.game import CHANCE, Action
-    from hilbridge.game.combat import RandomResolver
-
     resolver = RandomResolver(R)
     for seed in range(15):
         rng = random.Random(seed)
