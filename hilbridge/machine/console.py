@@ -34,6 +34,7 @@ P1_EXTERNAL_DISABLE = 0x40  # P16: /enable of external RD/WR
 P1_LUM = 0x80  # P17: 0 = bright picture
 P2_ROW_SELECT = 0x07  # P20-P22: keyboard row / joystick select
 EXTERNAL_RAM_SIZE = 128
+NEVER = 1 << 62
 
 JOYSTICK_BITS = {"up": 0x01, "right": 0x02, "down": 0x04, "left": 0x08, "fire": 0x10}
 
@@ -163,6 +164,26 @@ class Console:
     def next_event(self, cycle: int) -> int:
         return self.vdc.next_event(cycle)
 
+    def next_irq_event(self, cycle: int) -> int:
+        next_irq_event = getattr(self.vdc, "next_irq_event", None)
+        return self.vdc.next_event(cycle) if next_irq_event is None else next_irq_event(cycle)
+
+    def read_horizon(self, address: int, cycle: int) -> int:
+        """First cycle after a MOVX read at `cycle` at which reading `address` again (with no write
+        in between) might return another value or change the VDC. Cartridge and RAM answers only
+        change with P1, P2 or a write, which a skippable polling loop never does."""
+        if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            return NEVER
+        horizon = getattr(self.vdc, "read_horizon", None)
+        return cycle if horizon is None else horizon(address, cycle)
+
+    def repeat_reads(self, address: int, value: int, first: int, period: int, count: int) -> None:
+        """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners."""
+        if self._listeners:
+            p1 = self.p1
+            for index in range(count):
+                self._notify(BusAccess(first + index * period, READ, address, value, p1))
+
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:
             access = BusAccess(cycle, FETCH, address, self.prog[address], self.p1)
@@ -201,6 +222,7 @@ class Console:
 
     def step(self) -> None:
         """Execute one instruction (after taking a pending interrupt, as MAME does)."""
+        self.cpu.target = self.cpu.cycle + 1  # one instruction: no idle-loop skipping
         self.cpu.step()
         self._advance_frames()
 

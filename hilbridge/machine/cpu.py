@@ -16,6 +16,9 @@ stamped with the machine cycle at which the access happens:
     bus_read(cycle) -> int                  bus_write(value, cycle)
     t0(cycle) -> bool   t1(cycle) -> bool   irq(cycle) -> bool  (the /INT line, level)
     next_event(cycle) -> int    first cycle > cycle at which t1()/irq() can change by itself
+    next_irq_event(cycle) -> int   the same for irq() alone
+    read_horizon(address, cycle) -> int   first cycle at which re-reading `address` may differ
+    repeat_reads(address, value, first, period, count)   report reads skipped in a polling loop
     program_fetch(address, cycle)           only called while fetch tracing is on
 
 Program memory is one 4 KB bytearray, `prog`, that the board keeps up to date (BIOS + the current
@@ -196,7 +199,7 @@ SEMANTICS: dict[str, str] = {
     "STRT T": "C.start_timer(cyc)\nreturn pc",
     "STRT CNT": "C.start_counter(cyc)\nreturn pc",
     "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
-    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.stop = 0\nreturn pc",
+    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.stop = 0\nC.last_read_pc = pc\nreturn pc",
     "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nC.stop = 0\nreturn pc",
     "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
     "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",
@@ -262,6 +265,12 @@ def handler_source(opcode: int) -> str:
 
 CYCLES: tuple[int, ...] = tuple(instruction.cycles for instruction in INSTRUCTIONS)
 LENGTHS: tuple[int, ...] = tuple(instruction.length for instruction in INSTRUCTIONS)
+POLL_MAX_INSTRUCTIONS = 8
+POLL_SAFE: dict[int, str] = {0x00: "nop", 0x53: "anl", 0x43: "orl", 0xD3: "xrl", 0xC6: "jz", 0x96: "jnz"}
+"""Instructions a skippable polling loop may contain: they only change A and read A or flags."""
+POLL_SAFE.update({0xF6: "jc", 0xE6: "jnc", 0xB6: "jf0", 0x76: "jf1"})
+POLL_SAFE.update({(bit << 5) | 0x12: "jb" for bit in range(8)})
+POLL_SAFE.update({(page << 5) | 0x04: "jmp" for page in range(8)})
 _SOURCE = "\n".join(handler_source(opcode) for opcode in range(256))
 _CODE = compile(_SOURCE, "<hilbridge 8048 handlers>", "exec")
 
@@ -280,6 +289,7 @@ class Cpu:
         "irq_in_progress",
         "irq_polled",
         "jump_a11",
+        "last_read_pc",
         "p1",
         "p2",
         "pc",
@@ -287,8 +297,10 @@ class Cpu:
         "psw",
         "ram",
         "rb",
+        "skip_idle",
         "stop",
         "t1_history",
+        "target",
         "timer_base",
         "timer_event",
         "timer_flag",
@@ -309,6 +321,9 @@ class Cpu:
         exec(_CODE, namespace)
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
         self.trace_fetches = False
+        self.skip_idle = True
+        self.target = NEVER
+        self.last_read_pc = -1
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -527,6 +542,9 @@ class Cpu:
 
     def step(self) -> None:
         """One MAME execute_run iteration: the interrupt check, then one instruction."""
+        if self.last_read_pc == self.pc and self.skip_idle:
+            self._skip_polling_loop()
+        self.last_read_pc = -1
         self._take_interrupts()
         self.irq_polled = -1
         pc = self.pc
@@ -552,8 +570,87 @@ class Cpu:
         elif mnemonic == "MOVP3":
             fetch(0x300 | self.a, cycle)
 
+    # -- exact idle-loop skipping -------------------------------------------------------------------
+    def _skip_polling_loop(self) -> None:
+        """Jump over whole iterations of a loop that polls one MOVX address and changes nothing else.
+
+        Called right after `MOVX A,@Ri` at X returned `value`. If, with A = value, the code from X+1
+        leads back to X through `POLL_SAFE` instructions only (no writes, no ports, no flags), the
+        next iteration repeats this one exactly as long as a read of the address returns the same
+        value (the board's `read_horizon`) and no interrupt, timer overflow or run target intervenes.
+        The skipped reads are replayed to the bus listeners, so the result equals stepping.
+        """
+        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
+            return
+        pc, cycle, target = self.pc, self.cycle, self.target
+        movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
+        opcode = self.prog[movx_pc]
+        if opcode not in (0x80, 0x81) or self._interrupt_pending(cycle):
+            return
+        period = self._poll_period(pc, movx_pc, self.a)
+        if period is None:
+            return
+        address = self.ram[self.rb | (opcode & 1)]
+        board = self.board
+        horizon = min(target, self.timer_event, board.read_horizon(address, cycle))
+        if self.xirq_enabled and not self.irq_in_progress:
+            horizon = min(horizon, board.next_irq_event(cycle))
+        count = (horizon - 1 - cycle) // period
+        if count <= 0:
+            return
+        board.repeat_reads(address, self.a, cycle + period, period, count)
+        self.cycle = cycle + count * period
+
+    def _poll_period(self, pc: int, head: int, a: int) -> int | None:
+        """Cycles from X+1 back to the MOVX at `head` (plus its own 2), or None if not a pure poll."""
+        prog = self.prog
+        psw = self.psw
+        period = CYCLES[prog[head]]
+        for _ in range(POLL_MAX_INSTRUCTIONS):
+            if pc == head:
+                return period
+            opcode = prog[pc]
+            kind = POLL_SAFE.get(opcode)
+            if kind is None:
+                return None
+            period += CYCLES[opcode]
+            operand_pc = (pc & 0x800) | ((pc + 1) & 0x7FF)
+            arg = prog[operand_pc]
+            after = (operand_pc & 0x800) | ((operand_pc + 1) & 0x7FF)
+            if kind == "nop":
+                pc = operand_pc
+            elif kind == "anl":
+                a &= arg
+                pc = after
+            elif kind == "orl":
+                a |= arg
+                pc = after
+            elif kind == "xrl":
+                a ^= arg
+                pc = after
+            elif kind == "jmp":
+                pc = ((opcode >> 5) << 8) | arg | self.jump_a11
+            else:  # conditional jump on A or on a flag the loop cannot change
+                if kind == "jb":
+                    taken = a & (1 << (opcode >> 5))
+                elif kind == "jz":
+                    taken = not a
+                elif kind == "jnz":
+                    taken = a
+                elif kind == "jc":
+                    taken = psw & 0x80
+                elif kind == "jnc":
+                    taken = not psw & 0x80
+                elif kind == "jf0":
+                    taken = psw & 0x20
+                else:
+                    taken = self.f1
+                pc = (operand_pc & 0xF00) | arg if taken else after
+        return None
+
     def run_until(self, target: int) -> None:
         """Execute whole instructions while the cycle counter is below `target`."""
+        self.target = target
         self._refresh_stop()
         prog = self.prog
         handlers = self.handlers

@@ -23,6 +23,7 @@ class ScriptedVdc:
         self.writes: list[tuple[int, int, int]] = []
         self.lum: list[tuple[bool, int]] = []
         self.run_to_calls: list[int] = []
+        self.reads = 0
 
     def reset(self) -> None:
         self.acknowledged = -1
@@ -54,7 +55,19 @@ class ScriptedVdc:
             candidates.append(cycle - phase + (rise if phase < rise else self.t1_period))
         return min(candidates)
 
+    def next_irq_event(self, cycle: int) -> int:
+        index = bisect.bisect_right(self.irq_at, cycle)
+        return self.irq_at[index] if index < len(self.irq_at) else NEVER
+
+    def read_horizon(self, address: int, cycle: int) -> int:
+        """A1 (the only register with side effects here) reads the same until /INT next rises."""
+        if address != 0xA1:
+            return NEVER
+        index = bisect.bisect_right(self.irq_at, cycle)
+        return self.irq_at[index] if index < len(self.irq_at) else NEVER
+
     def read(self, address: int, cycle: int) -> int:
+        self.reads += 1
         if address == 0xA1:
             value = 0x08 if self.irq(cycle) else 0x00
             self.acknowledged = cycle
