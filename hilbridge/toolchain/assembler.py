@@ -273,6 +273,11 @@ class Assembler:
         if state.segment != "CODE":
             state.hard_error(f"code or data bytes in segment {state.segment}")
             return
+        if pc + len(data) > PROGRAM_LIMIT and data:
+            # As asl ("address overflow"): the 8048 cannot fetch beyond 0FFFh. Bank images for
+            # larger cartridges are assembled per bank, or PHASEd into the 4K space.
+            first = format_hex(max(pc, PROGRAM_LIMIT))
+            state.soft_error(f"address {first} is beyond the 8048's 4K program space (0x0000-0x0fff)")
         address = pc - state.phase_delta
         if address < 0 or address + len(data) > ADDRESS_LIMIT:
             state.soft_error(f"address {format_hex(address)} is outside the 64K address space")

@@ -106,3 +106,10 @@ def test_failed_assembly_keeps_the_old_output(tmp_path):
     _, result = run(tmp_path, "\tjmp nowhere\n")
     assert result.exit_code == 2
     assert (tmp_path / "out.bin").read_bytes() == b"old"
+
+
+def test_code_beyond_4k_is_an_error(tmp_path):
+    # asl: "address overflow" for bytes past 0FFFh; the 8048 cannot fetch there.
+    _, result = run(tmp_path, "\torg 0ffeh\n\tnop\n\tnop\n\tnop\n")
+    assert result.exit_code == 2
+    assert re.match(r".*prog\.a48:4:1: error: address 0x1000 is beyond the 8048's 4K", result.stderr)
