@@ -13,6 +13,9 @@ import numpy as np
 from hilbridge.machine.bus import READ, BusAccess
 from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.vdc import Vdc
+from hilbridge.oracle.mame import AUDIO_RATE
 from hilbridge.oracle.trace import Access, FrameEnd, Trace
 
 # Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ: 0.251's
@@ -24,6 +27,7 @@ MAME_EQUIVALENT_MAPPERS = {"o2_rom": "o2_rom_mame0251"}
 class EmulatorRun:
     trace: Trace
     pixels: np.ndarray | None  # (stored frames, 243, 360) palette indices; trace.pixel_frames index it
+    audio: np.ndarray | None = None  # speaker samples, float -1…1 at AUDIO_RATE
 
     def frame_pixels(self, frame: int) -> np.ndarray:
         if self.pixels is None:
@@ -40,6 +44,7 @@ def run_emulator(
     bios: bytes | None = None,
     reads: bool = False,
     pixels: bool = False,
+    audio: bool = False,
 ) -> EmulatorRun:
     """Run `cart` for `frames` frames; like `run_mame`, keep reads and pixel frames only on request.
 
@@ -48,7 +53,8 @@ def run_emulator(
     mapper = MAME_EQUIVALENT_MAPPERS.get(slot, slot) if slot else None
     if mapper not in MAPPER_TYPES:
         mapper = slot
-    console = Console(load_cartridge(cart, mapper), bios=bios, region=region)
+    vdc = Vdc(REGIONS[region], audio=True) if audio else None
+    console = Console(load_cartridge(cart, mapper), bios=bios, region=region, vdc=vdc)
     trace = Trace(header={"emulator": "hilbridge", "region": region})
     accesses = trace.accesses
 
@@ -73,4 +79,5 @@ def run_emulator(
                 stored.append(picture.copy())
             trace.pixel_frames.append(len(stored) - 1)
     trace.complete = True
-    return EmulatorRun(trace, np.stack(stored) if stored else None)
+    sound = console.vdc.audio_samples(AUDIO_RATE, console.cycle) if audio else None
+    return EmulatorRun(trace, np.stack(stored) if stored else None, sound)

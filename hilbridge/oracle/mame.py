@@ -28,6 +28,7 @@ from hilbridge.oracle.trace import Trace, parse_trace
 
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
 SCREEN_WIDTH, SCREEN_HEIGHT = 360, 243  # what screen:pixels() returns, ARGB32 little-endian
+AUDIO_RATE = 48_000  # -wavwrite: 16-bit stereo at MAME's default sample rate
 SLOTS = ("o2_rom", "o2_4in1", "o2_rally", "o2_ktaa")  # cartridge types we can ask MAME for
 INSTALL_HINT = "install MAME 0.251 with `apt-get install mame` (Debian puts it in /usr/games)"
 ROM_SIZE = 1024
@@ -65,6 +66,20 @@ def _palette() -> dict[int, int]:
 MAME_PALETTE: dict[int, int] = _palette()
 
 
+def wav_samples(raw: bytes) -> np.ndarray:
+    """Left channel of a 16-bit stereo WAV from -wavwrite, as floats in -1…1.
+
+    The script ends MAME with os.exit, so the RIFF and data sizes in the header are never filled
+    in: everything after the "data" chunk header is taken as samples.
+    """
+    start = raw.find(b"data")
+    if raw[:4] != b"RIFF" or start < 0:
+        raise HilbridgeError("MAME's audio file is not a WAV file")
+    body = raw[start + 8 :]
+    samples = np.frombuffer(body[: len(body) // 4 * 4], dtype="<i2").reshape(-1, 2)
+    return samples[:, 0].astype(np.float32) / 32768
+
+
 def pixels_to_indices(raw: bytes) -> np.ndarray:
     """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15."""
     frame_bytes = SCREEN_WIDTH * SCREEN_HEIGHT * 4
@@ -89,6 +104,7 @@ class MameRun:
     trace: Trace
     pixels: np.ndarray | None  # (stored frames, 243, 360) palette indices; trace.pixel_frames index it
     wall_seconds: float
+    audio: np.ndarray | None = None  # left channel of -wavwrite, float -1…1 at AUDIO_RATE
 
     def frame_pixels(self, frame: int) -> np.ndarray:
         if self.pixels is None:
@@ -143,6 +159,7 @@ def run_mame(
     reads: bool = False,
     state: bool = False,
     pixels: bool = False,
+    audio: bool = False,
     keep_dir: Path | None = None,
     timeout: float = 600.0,
 ) -> MameRun:
@@ -175,6 +192,7 @@ def run_mame(
         results = keep_dir if keep_dir is not None else work
         results.mkdir(parents=True, exist_ok=True)
         trace_path, pixel_path = results / "trace.txt", results / "pixels.argb"
+        wav_path = results / "audio.wav"
         cart_options = _layout(work, system, bios, charset, cart, slot)
         lua = resources.files(__package__).joinpath("trace.lua")
         with resources.as_file(lua) as lua_path:
@@ -186,6 +204,7 @@ def run_mame(
                 "-autoboot_script", str(lua_path), "-autoboot_delay", "0",
                 # a safety stop only: the script exits after `frames` frames (PAL runs at 49.7 Hz)
                 "-seconds_to_run", str(frames // 49 + 30),
+                *(["-wavwrite", str(wav_path)] if audio else []),
             ]  # fmt: skip
             environment = dict(
                 os.environ,
@@ -212,7 +231,8 @@ def run_mame(
         if not trace.complete:
             raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
         indices = pixels_to_indices(pixel_path.read_bytes()) if pixels else None
-    return MameRun(trace, indices, wall)
+        sound = wav_samples(wav_path.read_bytes()) if audio else None
+    return MameRun(trace, indices, wall, sound)
 
 
 def measure_speed(cart: bytes, *, region: str = "ntsc", frames: int = 3000, slot: str | None = None) -> float:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.oracle.emulator import EmulatorRun, run_emulator
 from hilbridge.oracle.mame import MameRun, run_mame
@@ -48,3 +50,19 @@ def emulator_run(name: str, region: str) -> EmulatorRun:
         reads=spec.reads,
         pixels=spec.pixels,
     )
+
+
+@cache
+def mame_audio(name: str, region: str) -> np.ndarray:
+    audio = run_mame(cart_image(name), frames=SPECS[name].frames, region=region, audio=True).audio
+    assert audio is not None
+    return audio
+
+
+@cache
+def emulator_audio(name: str, region: str) -> np.ndarray:
+    spec = SPECS[name]
+    run = run_emulator(cart_image(name), frames=spec.frames, region=region, slot=spec.slot, audio=True)
+    audio = run.audio
+    assert audio is not None
+    return audio

@@ -1,8 +1,9 @@
 """Issue 3 and 4 acceptance: our emulator against MAME 0.251 on every test cart, NTSC and PAL.
 
 Every MOVX access (kind, cycle, address, value: writes and, where the cart traces them, reads)
-must be equal for the cart's whole run (600 frames; 300 for the video carts), and on video carts
-every frame must equal MAME's screen pixel for pixel (as palette indices).
+must be equal for the cart's whole run (600 frames; 300 for the video carts), on video carts
+every frame must equal MAME's screen pixel for pixel (as palette indices), and the sound cart's
+samples must match MAME's -wavwrite recording within hilbridge.oracle.audio's tolerance.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import require_tool
-from oracle_support import REGIONS, SPECS, emulator_run, mame_run
+from oracle_support import REGIONS, SPECS, emulator_audio, emulator_run, mame_audio, mame_run
 
+from hilbridge.oracle.audio import match_audio
 from hilbridge.oracle.trace import first_mismatch, up_to_cycle
 
 pytestmark = [pytest.mark.mame, pytest.mark.slow]
@@ -51,3 +53,11 @@ def test_frames_equal_mame_pixel_for_pixel(name, region):
                 f"{name} {region} frame {frame}: {count} pixels differ, first at line {line} x {x}: "
                 f"emulator colour {got[line, x]}, MAME {expected[line, x]}"
             )
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_sound_matches_mame_wavwrite(region):
+    match = match_audio(emulator_audio("sound", region), mame_audio("sound", region))
+    assert abs(match.lag) <= 3  # MAME's resampler delays by about 2 samples
+    assert 0.9 < match.gain < 1.1  # same mixer gain as MAME's speaker
+    assert match.within_tolerance, match
