@@ -268,39 +268,41 @@ class Assembler:
         state.define(name, state.counters[state.segment], split.label_column)
 
     def _emit(self, state: PassState, data: bytes | bytearray | list[int]) -> None:
-        data = bytes(data)
-        pc = state.counters[state.segment]
+        """Store bytes at the current address (the physical one, under PHASE) and list them."""
         if state.segment != "CODE":
             state.hard_error(f"code or data bytes in segment {state.segment}")
             return
-        if pc + len(data) > PROGRAM_LIMIT and data:
+        size = len(data)
+        if not size:
+            return
+        pc = state.counters["CODE"]
+        end_pc = pc + size
+        state.counters["CODE"] = end_pc
+        if end_pc > PROGRAM_LIMIT:
             # As asl ("address overflow"): the 8048 cannot fetch beyond 0FFFh. Bank images for
             # larger cartridges are assembled per bank, or PHASEd into the 4K space.
             first = format_hex(max(pc, PROGRAM_LIMIT))
             state.soft_error(f"address {first} is beyond the 8048's 4K program space (0x0000-0x0fff)")
         address = pc - state.phase_delta
-        if address < 0 or address + len(data) > ADDRESS_LIMIT:
+        end = address + size
+        if address < 0 or end > ADDRESS_LIMIT:
             state.soft_error(f"address {format_hex(address)} is outside the 64K address space")
-            state.counters["CODE"] = pc + len(data)
             return
-        end = address + len(data)
         written = state.written
         if written.find(1, address, end) >= 0:
             state.warn(f"address {format_hex(address)} is written twice")
         state.memory[address:end] = data
-        written[address:end] = b"\x01" * len(data)
-        if data:
-            if address < state.lowest:
-                state.lowest = address
-            if end > state.highest:
-                state.highest = end - 1
-        state.counters["CODE"] = end + state.phase_delta
-        assert state.line is not None
-        row = state.listing[-1] if state.listing else None
+        written[address:end] = _WRITTEN[size] if size < len(_WRITTEN) else b"\x01" * size
+        if address < state.lowest:
+            state.lowest = address
+        if end > state.highest:
+            state.highest = end - 1
+        listing = state.listing
+        row = listing[-1] if listing else None
         if row is not None and row[0] is state.line and row[1] + len(row[2]) == pc:
-            row[2] += data
+            row[2] = row[2] + bytes(data)
         else:
-            state.listing.append([state.line, pc, data, ""])
+            listing.append([state.line, pc, bytes(data), ""])
 
     # -- instructions ----------------------------------------------------------------------------
 
@@ -1068,6 +1070,7 @@ class _ExitMacro(Exception):
     """EXITM: leave the innermost macro expansion."""
 
 
+_WRITTEN = [b"\x01" * size for size in range(17)]  # "written" marks for short stores
 _DUP = re.compile(r"^(.+?)\s+DUP\s*(\(.*\)|\?|\S.*)$", re.IGNORECASE)
 _TABLE_READS = frozenset({0xA3, 0xE3, 0xB3})  # MOVP A,@A; MOVP3 A,@A; JMPP @A
 _MCS48_CPUS = frozenset({"8035", "8039", "8040", "8048", "8049", "8050", "80C39", "80C48", "8748", "8749"})
