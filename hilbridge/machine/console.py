@@ -93,6 +93,7 @@ class Console:
         self._listeners: list[BusListener] = []
         self._fetch_listeners: list[BusListener] = []
         self._view: bytes | None = None
+        self._latched_banks = cart.type.bank_select == "latch_p10"  # MOVX writes can switch banks
         self.p1 = 0xFF
         self.p2 = 0xFF
         self.bus = 0xFF
@@ -107,6 +108,7 @@ class Console:
             value &= self.ram[address]
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.read(address, cycle)
+            self.cpu.stop = 0  # the read may have moved VDC events (e.g. released /INT)
         if self._listeners:
             self._notify(BusAccess(cycle, READ, address, value, p1))
         return value
@@ -117,9 +119,11 @@ class Console:
             self.cart.write(address, value, p1, self.p2)
             if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
                 self.ram[address] = value
-            self._refresh_program()
+            if self._latched_banks:
+                self._refresh_program()
         if not p1 & P1_VDC_DISABLE:
             self.vdc.write(address, value, cycle)
+            self.cpu.stop = 0  # the write may have moved VDC events (e.g. interrupt enables)
         if self._listeners:
             self._notify(BusAccess(cycle, WRITE, address, value, p1))
 

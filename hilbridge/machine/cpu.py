@@ -199,8 +199,9 @@ SEMANTICS: dict[str, str] = {
     "STRT T": "C.start_timer(cyc)\nreturn pc",
     "STRT CNT": "C.start_counter(cyc)\nreturn pc",
     "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
-    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.stop = 0\nC.last_read_pc = pc\nreturn pc",
-    "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nC.stop = 0\nreturn pc",
+    # The board sets C.stop = 0 itself when the access reached the VDC (events may have moved).
+    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.last_read_pc = pc\nreturn pc",
+    "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nreturn pc",
     "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
     "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",
     "ANL BUS,#imm8": f"{ARG}\nC.bus = B.bus_read(cyc) & arg\nB.bus_write(C.bus, cyc)\n{NEXT}",
