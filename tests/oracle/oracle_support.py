@@ -6,6 +6,7 @@ the intent checks and the emulator comparison share the same traces.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from hilbridge.oracle.mame import MameRun, run_mame
 CARTS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(CARTS_DIR)}
 REGIONS = ("ntsc", "pal")
+_MAME_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mame")  # threads start on first use
 
 
 @cache
@@ -25,8 +27,7 @@ def cart_image(name: str) -> bytes:
     return build_cart(SPECS[name])
 
 
-@cache
-def mame_run(name: str, region: str) -> MameRun:
+def _run_on_mame(name: str, region: str) -> MameRun:
     spec = SPECS[name]
     return run_mame(
         cart_image(name),
@@ -37,6 +38,34 @@ def mame_run(name: str, region: str) -> MameRun:
         pixels=spec.pixels,
         state=True,
     )
+
+
+@cache
+def _mame_runs() -> dict[tuple[str, str], Future[MameRun]]:
+    """Start every MAME run in a background thread: MAME is a separate process, so it runs on the
+    second core while the emulator runs in this one (the tests then mostly wait for the emulator)."""
+    return {
+        (name, region): _MAME_POOL.submit(_run_on_mame, name, region)
+        for name in sorted(SPECS)
+        for region in REGIONS
+    }
+
+
+def stop_mame_runs() -> None:
+    """Drop the MAME runs no test has asked for yet (at the end of the session)."""
+    _MAME_POOL.shutdown(wait=False, cancel_futures=True)
+
+
+_CLAIMED: dict[tuple[str, str], MameRun] = {}
+
+
+def mame_run(name: str, region: str) -> MameRun:
+    """The MAME run for a cart and region: from the background queue, or now if it has not started."""
+    key = (name, region)
+    if key not in _CLAIMED:
+        future = _mame_runs()[key]
+        _CLAIMED[key] = _run_on_mame(name, region) if future.cancel() else future.result()
+    return _CLAIMED[key]
 
 
 @cache

@@ -6,11 +6,12 @@ These read MAME's traces only; whether our emulator agrees is test_oracle_compar
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from conftest import require_tool
-from oracle_support import SPECS, cart_image, mame_run
+from oracle_support import SPECS, cart_image, mame_run, stop_mame_runs
 
 from hilbridge.oracle.trace import Access
 
@@ -18,8 +19,10 @@ pytestmark = [pytest.mark.mame, pytest.mark.slow]
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _mame_installed() -> None:
+def _mame_installed() -> Iterator[None]:
     require_tool("mame")
+    yield
+    stop_mame_runs()
 
 
 def ram_writes(name: str, region: str = "ntsc") -> list[Access]:
