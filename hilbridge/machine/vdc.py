@@ -218,6 +218,7 @@ class Vdc:
         self._picture: Picture | None = None
         self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
+        self._last_read_cleared = False  # the last A1/A2 read returned bits it cleared
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
@@ -389,6 +390,71 @@ class Vdc:
         self._next_irq_cache = (cycle, event)
         return event
 
+    def read_horizon(self, address: int, cycle: int) -> int:
+        """First end-of-MOVX cycle after a read of `address` ending at `cycle` at which reading it
+        again (with no write in between) might return another value. The CPU skips polling loops up
+        to here; the reads it skips would only have drawn more of an unchanged picture, which the
+        next real read does in one go."""
+        info = self._info[address & 0xFF]
+        kind = info.read
+        if kind in ("value", "zero"):
+            return NEVER
+        if kind in ("beam_y", "beam_x"):
+            return NEVER if not self.registers[CONTROL] & CONTROL_STROBE else cycle + 1
+        if self._last_read_cleared:
+            return cycle + 1  # that read cleared bits: the next one reads them as 0
+        picture = self._current_picture()
+        pixel = self._beam_pixel(cycle)
+        if kind == "collision":
+            if not picture.enable or not picture.objects_on:
+                return NEVER
+            # not past the frame end: it redraws the half-drawn line, which can report bits again
+            frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
+            marked = min(frame_end, self._next_marked_pixel(pixel, picture.collision_positions()))
+            return self._cycle_past(marked, cycle)
+        # status: events, hstatus, and the major-overlap bit as the beam draws overlapping cells
+        horizon = self.next_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
+        hstatus = self._next_hstatus_change(pixel)
+        horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
+        if picture.objects_on and picture.overlap_positions().size:
+            overlap = self._next_marked_pixel(pixel, picture.overlap_positions())
+            horizon = min(horizon, self._cycle_past(overlap, cycle))
+        return max(horizon, cycle + 1)
+
+    def _cycle_past(self, pixel: int, cycle: int) -> int:
+        """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
+        if pixel >= NEVER:
+            return NEVER
+        return max(cycle + 1, self.timing.first_cycle_at_pixel(pixel + 1) - 1)
+
+    def _next_marked_pixel(self, pixel: int, positions: np.ndarray) -> int:
+        """First global pixel >= `pixel` whose visible raster index (line * 360 + x) is in `positions`
+        (sorted), assuming the picture stays as it is."""
+        if not positions.size:
+            return NEVER
+        frame_start = pixel - pixel % self._frame_pixels
+        for base in (frame_start, frame_start + self._frame_pixels):
+            line0 = base + self._line0_offset
+            raster = pixel - line0
+            line, x = divmod(max(raster, 0), self._htotal)
+            index = line * VISIBLE_WIDTH + min(x, VISIBLE_WIDTH) if raster >= 0 else 0
+            found = int(np.searchsorted(positions, index))
+            if found < positions.size:
+                y, x = divmod(int(positions[found]), VISIBLE_WIDTH)
+                return line0 + y * self._htotal + x
+        return NEVER
+
+    def _next_hstatus_change(self, pixel: int) -> int:
+        """First global pixel after `pixel` at which A1 b0 (hstatus) may differ."""
+        chip = self.chip
+        line_start = pixel - pixel % self._frame_pixels % self._htotal
+        for line_offset in range(self._vtotal + 1):
+            base = line_start + line_offset * self._htotal
+            for hpos in sorted((chip.hstatus_start, chip.bgate_start, chip.hblank_start)):
+                if base + hpos > pixel:
+                    return base + hpos
+        return NEVER
+
     def next_t1_change(self, cycle: int) -> int:
         """A cycle > `cycle` not later than the first one at which t1() differs from t1(cycle)."""
         timing = self.timing
@@ -515,6 +581,7 @@ class Vdc:
             data |= self.registers[CONTROL] & CONTROL_STROBE
             self.irq_line = False
             self.control_status &= ~STATUS_CLEARED_BY_READ
+            self._last_read_cleared = bool(data & STATUS_CLEARED_BY_READ)
             return data
         if kind == "collision":
             self._draw_to_beam(cycle)
@@ -522,6 +589,7 @@ class Vdc:
             self.control_status |= major
             data = self.collision_status | collisions
             self.collision_status = 0
+            self._last_read_cleared = bool(data)
             return data
         strobe_live = self.registers[CONTROL] & CONTROL_STROBE
         if kind == "beam_y":

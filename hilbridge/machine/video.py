@@ -52,6 +52,7 @@ GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
 SNAPSHOT_LOW = 0xA4  # snapshot = registers 00-A3 + C0-EF (everything that affects the picture)
 PICTURE_CACHE_SIZE = 64
+_EMPTY = np.zeros(0, dtype=np.intp)
 
 
 def registers_from_snapshot(snapshot: bytes) -> bytearray:
@@ -100,6 +101,8 @@ class Picture:
         self._collisions_built = False
         self.full_overlap: bool | None = None
         self.full_collisions: int | None = None
+        self._overlap_positions: np.ndarray | None = None
+        self._collision_positions: np.ndarray | None = None
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -245,6 +248,23 @@ class Picture:
         self.edge_bits = edge
         self.combined_bits = (bits | edge).ravel()
         self.full_collisions = int(np.bitwise_or.reduce(self.combined_bits))
+
+    def overlap_positions(self) -> np.ndarray:
+        """Sorted raster indices (line * 360 + x) of overlapping major cells."""
+        if self._overlap_positions is None:
+            self._build()
+            self._overlap_positions = np.flatnonzero(self.overlap.ravel()) if self.full_overlap else _EMPTY
+        return self._overlap_positions
+
+    def collision_positions(self) -> np.ndarray:
+        """Sorted raster indices of pixels that set A2 bits (drawing or edge pass)."""
+        if self._collision_positions is None:
+            if not self.enable:
+                self._collision_positions = _EMPTY
+            else:
+                self._build_collisions()
+                self._collision_positions = np.flatnonzero(self.combined_bits)
+        return self._collision_positions
 
     # -- queries over a span (raster range start..end-1, start = line * 360 + x) -------------------
     def overlaps(self, start: int, end: int) -> bool:
