@@ -583,17 +583,19 @@ class Cpu:
         """
         if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
             return
-        pc, cycle, target = self.pc, self.cycle, self.target
+        pc, cycle = self.pc, self.cycle
         movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
         opcode = self.prog[movx_pc]
-        if opcode not in (0x80, 0x81) or self._interrupt_pending(cycle):
+        if opcode not in (0x80, 0x81):
+            return
+        address = self.ram[self.rb | (opcode & 1)]
+        board = self.board
+        horizon = min(self.target, self.timer_event, board.read_horizon(address, cycle))
+        if horizon - cycle < 8 or self._interrupt_pending(cycle):
             return
         period = self._poll_period(pc, movx_pc, self.a)
         if period is None:
             return
-        address = self.ram[self.rb | (opcode & 1)]
-        board = self.board
-        horizon = min(target, self.timer_event, board.read_horizon(address, cycle))
         if self.xirq_enabled and not self.irq_in_progress:
             horizon = min(horizon, board.next_irq_event(cycle))
         count = (horizon - 1 - cycle) // period
