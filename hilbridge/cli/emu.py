@@ -14,6 +14,9 @@ from hilbridge.machine.bus import READ, BusAccess
 from hilbridge.machine.cartridge import MAPPER_TYPES, read_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import parse_input_script
+from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.vdc import Vdc
+from hilbridge.media.capture import Capture, check_output_paths, save_capture
 
 FILE = click.Path(dir_okay=False)
 
@@ -40,6 +43,10 @@ def _read_text(path: str) -> str:
 @click.option("--trace", "trace_path", type=FILE, help="Write the MOVX writes to this file.")
 @click.option("--reads", is_flag=True, help="Also trace MOVX reads.")
 @click.option("--input", "input_path", type=FILE, help="Input script (docs/emulator.md).")
+@click.option("--png", "png_path", type=FILE, help="Save the last frame as PNG.")
+@click.option("--gif", "gif_path", type=FILE, help="Save every frame as an animated GIF.")
+@click.option("--wav", "wav_path", type=FILE, help="Save the sound as WAV (44.1 kHz mono).")
+@click.option("--scale", type=click.IntRange(1, 8), default=1, show_default=True, help="PNG/GIF pixel size.")
 def run(
     cart: str,
     frames: int,
@@ -49,12 +56,18 @@ def run(
     trace_path: str | None,
     reads: bool,
     input_path: str | None,
+    png_path: str | None,
+    gif_path: str | None,
+    wav_path: str | None,
+    scale: int,
 ) -> None:
     """Run CART for --frames frames and report where it stopped."""
+    check_output_paths(png_path, gif_path, wav_path)
     cartridge = read_cartridge(cart, mapper)
     bios = read_bios(bios_path) if bios_path else None
     events = parse_input_script(_read_text(input_path), input_path) if input_path else []
-    console = Console(cartridge, bios=bios, region=region)
+    console = Console(cartridge, bios=bios, region=region, vdc=Vdc(REGIONS[region], audio=bool(wav_path)))
+    capture = Capture(frame_rate=float(console.region.frame_rate_hz))
     lines: list[str] = []
     if trace_path:
         from hilbridge.oracle.trace import Access
@@ -73,7 +86,14 @@ def run(
         while pending and pending[0].frame <= frame:
             pending.pop(0).apply(console)
         console.run_frames(1)
+        if gif_path and console.vdc.frames_completed > len(capture.frames):
+            capture.frames.append(console.vdc.frame().copy())
     seconds = time.perf_counter() - started
+    if png_path and not gif_path:
+        capture.frames.append(console.vdc.frame())
+    if wav_path:
+        capture.audio = console.vdc.audio_samples(capture.audio_rate, console.cycle)
+    save_capture(capture, png=png_path, gif=gif_path, wav=wav_path, scale=scale)
     if trace_path:
         header = f"# hilbridge emu run {Path(cart).name} region={region} frames={frames}\n"
         write_atomic(trace_path, (header + "".join(line + "\n" for line in lines)).encode("ascii"))
@@ -84,6 +104,22 @@ def run(
     click.echo(f"speed:     {rate:.0f} frames/s ({seconds:.2f} s)")
     if trace_path:
         click.echo(f"trace:     {len(lines)} records in {trace_path}")
+
+
+@emu.command()
+@click.argument("cart", type=click.Path(dir_okay=False))
+@click.option("--region", type=click.Choice(["ntsc", "pal"]), default="ntsc", show_default=True)
+@click.option("--bios", "bios_path", type=FILE, help="BIOS image (default: our boot BIOS).")
+@click.option("--mapper", type=click.Choice(sorted(MAPPER_TYPES)), help="Cartridge type.")
+@click.option("--scale", type=click.IntRange(1, 6), default=2, show_default=True, help="Window pixel size.")
+def view(cart: str, region: str, bios_path: str | None, mapper: str | None, scale: int) -> None:
+    """Play CART in a live window: keys as labelled, arrows + Ctrl = joystick 1, keypad = joystick 0."""
+    from hilbridge.viewer.window import view as open_window
+
+    cartridge = read_cartridge(cart, mapper)
+    bios = read_bios(bios_path) if bios_path else None
+    console = Console(cartridge, bios=bios, region=region, vdc=Vdc(REGIONS[region]))
+    open_window(console, scale=scale, title=f"hilbridge - {Path(cart).name}")
 
 
 def _position(console: Console, cycle: int) -> tuple[int, int]:
