@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hilbridge.errors import HilbridgeError
+from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.machine.vdc import Vdc
 from hilbridge.media.audio import write_wav
 from hilbridge.media.images import write_gif, write_png
@@ -62,6 +62,18 @@ def run_capture(
     return capture
 
 
+def check_output_paths(*paths: str | os.PathLike[str] | None) -> None:
+    """Fail before a long run when an output file cannot be written (missing folder, a folder)."""
+    for path in paths:
+        if path is None:
+            continue
+        target = os.fspath(path)
+        folder = os.path.dirname(target) or "."
+        if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            reason = "cannot write this file (no such folder, or not writable)"
+            raise HilbridgeError(reason, SourceLocation(target))
+
+
 def save_capture(
     capture: Capture,
     *,
@@ -71,6 +83,14 @@ def save_capture(
     scale: int = 1,
 ) -> None:
     """PNG of the last frame, GIF of all kept frames, WAV of the sound (each only if asked)."""
+    try:
+        _save(capture, png, gif, wav, scale)
+    except OSError as error:
+        where = SourceLocation(os.fspath(error.filename)) if error.filename else None
+        raise HilbridgeError(f"cannot write: {error.strerror or error}", where) from None
+
+
+def _save(capture: Capture, png, gif, wav, scale: int) -> None:
     if (png or gif) and not capture.frames:
         raise HilbridgeError("no frames were captured")
     if png:

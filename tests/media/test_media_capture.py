@@ -70,3 +70,36 @@ def test_capture_errors() -> None:
         run_capture(console(), 0)
     with pytest.raises(HilbridgeError, match="audio=True"):
         run_capture(console(audio=False), 1, audio_rate=44100)
+
+
+def test_unwritable_outputs_are_user_errors(tmp_path) -> None:
+    from hilbridge.media.capture import check_output_paths
+
+    check_output_paths(tmp_path / "ok.png", None)
+    with pytest.raises(HilbridgeError, match="cannot write"):
+        check_output_paths(tmp_path / "missing" / "x.png")
+    with pytest.raises(HilbridgeError, match="cannot write"):
+        check_output_paths(tmp_path)
+
+
+def test_emu_run_writes_png_gif_wav(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from hilbridge.cli.main import cli
+
+    rom = tmp_path / "demo.bin"
+    rom.write_bytes(cart())
+    outputs = {name: tmp_path / name for name in ("shot.png", "movie.gif", "sound.wav")}
+    result = CliRunner().invoke(
+        cli,
+        ["emu", "run", str(rom), "--frames", "8", "--png", str(outputs["shot.png"]),
+         "--gif", str(outputs["movie.gif"]), "--wav", str(outputs["sound.wav"]), "--scale", "2"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert Image.open(outputs["shot.png"]).size == (720, 486)
+    assert Image.open(outputs["movie.gif"]).size == (720, 486)
+    with wave.open(str(outputs["sound.wav"])) as wav:
+        assert wav.getnframes() == pytest.approx(8 / 59.826 * 44100, rel=0.02)
+    missing = str(tmp_path / "no" / "x.wav")
+    bad = CliRunner().invoke(cli, ["emu", "run", str(rom), "--frames", "1", "--wav", missing])
+    assert bad.exit_code == 2 and "cannot write" in bad.output
