@@ -5,8 +5,8 @@ access is stamped at the *end* of its instruction, console.md §2.2). The beam p
 computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
 
 * MAME runs the 8048 at ceil(clock / 15) cycles per second (`execute_clocks_to_cycles` rounds up), so
-  one cycle lasts 10**18 // 357955 as (NTSC), a hair shorter than 15 / 5369317 s. Over 300 frames this
-  puts the beam about 50 pixel clocks further than the exact ratio in `Region` does.
+  one cycle lasts 10**18 // 357955 as (NTSC), a hair shorter than 15 / 5369317 s. After 300 frames a
+  given cycle count is about 50 pixel clocks earlier on the beam than the exact ratio in `Region` says.
 * A pixel clock lasts 10**18 // pixel_clock as; a frame is exactly htotal × vtotal of them, and at
   cycle 0 the beam is at (line 243, hpos 0).
 * The screen rounds time to the *nearest* pixel (`screen_device::hpos`/`vpos`).
@@ -22,7 +22,7 @@ computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
 
 Drawing is lazy. MAME draws the picture up to the beam whenever A1/A2 is read or a video register
 changes (`update_now`), using the registers as they are at that moment. We record the same spans
-("ops") with a snapshot of the video registers, and turn them into pixels, collision bits and the
+with a snapshot of the video registers, and turn them into pixels, collision bits and the
 major-overlap bit only when someone needs them (end of frame, A1 or A2 read); see `video.py`.
 """
 
@@ -55,9 +55,8 @@ STATUS_HSTATUS = 0x01
 STATUS_SOUND = 0x04
 STATUS_VBL = 0x08
 STATUS_CLEARED_BY_READ = 0xCC  # sound, VBL, external overlap, major overlap
-STATUS_MAJOR_OVERLAP = 0x80
 
-CONTROL, STATUS, COLLISION = 0xA0, 0xA1, 0xA2
+CONTROL = 0xA0
 SHIFT_REGISTERS = (0xA7, 0xA8, 0xA9)
 SOUND_CONTROL = 0xAA
 SOUND_CONTROL_UNUSED_BIT = 0x40
