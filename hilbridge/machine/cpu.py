@@ -266,6 +266,8 @@ def handler_source(opcode: int) -> str:
 
 CYCLES: tuple[int, ...] = tuple(instruction.cycles for instruction in INSTRUCTIONS)
 LENGTHS: tuple[int, ...] = tuple(instruction.length for instruction in INSTRUCTIONS)
+NEXT_PC: tuple[int, ...] = tuple((pc & 0x800) | ((pc + 1) & 0x7FF) for pc in range(0x1000))
+"""PC + 1 inside the current 2 KB half (the 8048 never carries into A11)."""
 POLL_MAX_INSTRUCTIONS = 8
 POLL_SAFE: dict[int, str] = {0x00: "nop", 0x53: "anl", 0x43: "orl", 0xD3: "xrl", 0xC6: "jz", 0x96: "jnz"}
 """Instructions a skippable polling loop may contain: they only change A and read A or flags."""
@@ -658,19 +660,20 @@ class Cpu:
         prog = self.prog
         handlers = self.handlers
         cycles = CYCLES
+        following = NEXT_PC
         pc = self.pc
         cycle = self.cycle
         while cycle < target:
             opcode = prog[pc]
             end = cycle + cycles[opcode]
-            if end >= self.stop:
-                self.pc = pc
-                self.cycle = cycle
-                self.step()
-                pc = self.pc
-                cycle = self.cycle
+            if end < self.stop:
+                pc = handlers[opcode](following[pc], end)
+                cycle = end
                 continue
-            pc = handlers[opcode]((pc & 0x800) | ((pc + 1) & 0x7FF), end)
-            cycle = end
+            self.pc = pc
+            self.cycle = cycle
+            self.step()
+            pc = self.pc
+            cycle = self.cycle
         self.pc = pc
         self.cycle = cycle
