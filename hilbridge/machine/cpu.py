@@ -81,6 +81,18 @@ def _jcc(condition: str) -> str:
     return f"{ARG}\nif {condition}:\n    return (pc & 0xF00) | arg\n{NEXT}"
 
 
+# A jump to its own address ("$") is a spin loop: flag it so that step() can skip it exactly.
+SPIN = "if t + 1 == pc:\n    C.spin = t\n    C.stop = 0\n"
+
+
+def _spin_jcc(condition: str) -> str:
+    return f"{ARG}\nif {condition}:\n    t = (pc & 0xF00) | arg\n" + _indent(SPIN) + f"    return t\n{NEXT}"
+
+
+def _indent(text: str) -> str:
+    return "".join("    " + line + "\n" for line in text.splitlines())
+
+
 SOURCES = {"Rn": f"M[{REG}]", "@Ri": f"M[{IND}]", "#imm8": "arg"}
 
 
@@ -145,10 +157,8 @@ SEMANTICS: dict[str, str] = {
     "INC Rn": f"r = {REG}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
     "INC @Ri": f"r = {IND}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
     "DEC Rn": f"r = {REG}\nM[r] = (M[r] - 1) & 0xFF\nreturn pc",
-    "DJNZ Rn,addr8": (
-        f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n{ARG}\nif v:\n    return (pc & 0xF00) | arg\n{NEXT}"
-    ),
-    "JMP addr11": f"{ARG}\nreturn {{page}} | arg | C.jump_a11",
+    "DJNZ Rn,addr8": f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n" + _spin_jcc("v"),
+    "JMP addr11": f"{ARG}\nt = {{page}} | arg | C.jump_a11\n{SPIN}return t",
     "CALL addr11": (
         f"{ARG}\nret = (pc & 0x800) | ((pc + 1) & 0x7FF)\npsw = C.psw\nsp = psw & 7\n"
         "M[8 + 2 * sp] = ret & 0xFF\nM[9 + 2 * sp] = (ret >> 8) | (psw & 0xF0)\n"
@@ -175,8 +185,8 @@ SEMANTICS: dict[str, str] = {
     "JBb addr8": _jcc("C.a & (1 << {b})"),
     "JT0 addr8": _jcc("B.t0(cyc)"),
     "JNT0 addr8": _jcc("not B.t0(cyc)"),
-    "JT1 addr8": _jcc("B.t1(cyc)"),
-    "JNT1 addr8": _jcc("not B.t1(cyc)"),
+    "JT1 addr8": _spin_jcc("B.t1(cyc)"),
+    "JNT1 addr8": _spin_jcc("not B.t1(cyc)"),
     # JTF reads and clears the timer flag. JNI tests MAME's latched /INT state, which only changes
     # between instructions, so it sees the level at the instruction's start; when it falls through
     # it arms MAME's JNI hack for the next interrupt check (handled in Cpu.step).
@@ -301,6 +311,7 @@ class Cpu:
         "ram",
         "rb",
         "skip_idle",
+        "spin",
         "stop",
         "t1_history",
         "target",
@@ -327,6 +338,7 @@ class Cpu:
         self.skip_idle = True
         self.target = NEVER
         self.last_read_pc = -1
+        self.spin = -1
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -510,6 +522,7 @@ class Cpu:
             self.timer_mode == COUNTER_RUNNING
             or self.trace_fetches
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
+            or self.spin >= 0  # a spin loop just branched back: step() may skip it
             or self._interrupt_pending(cycle)
         ):
             self.stop = cycle
@@ -545,9 +558,13 @@ class Cpu:
 
     def step(self) -> None:
         """One MAME execute_run iteration: the interrupt check, then one instruction."""
-        if self.last_read_pc == self.pc and self.skip_idle:
-            self._skip_polling_loop()
+        if self.skip_idle:
+            if self.last_read_pc == self.pc:
+                self._skip_polling_loop()
+            elif self.spin == self.pc:
+                self._skip_spin_loop()
         self.last_read_pc = -1
+        self.spin = -1
         self._take_interrupts()
         self.irq_polled = -1
         pc = self.pc
@@ -605,6 +622,34 @@ class Cpu:
             return
         board.repeat_reads(address, self.a, cycle + period, period, count)
         self.cycle = cycle + count * period
+
+    def _skip_spin_loop(self) -> None:
+        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`).
+
+        Nothing but the cycle count (and the DJNZ register) changes per iteration, so iterations are
+        skipped up to the run target, a timer overflow, the next /INT rise (interrupts enabled) and,
+        for the T1 tests, the next T1 change; the loop then goes on instruction by instruction.
+        """
+        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
+            return
+        cycle = self.cycle
+        if self._interrupt_pending(cycle):
+            return
+        board = self.board
+        horizon = min(self.target, self.timer_event)
+        if self.xirq_enabled and not self.irq_in_progress:
+            horizon = min(horizon, board.next_irq_event(cycle))
+        opcode = self.prog[self.pc]
+        if opcode in (0x46, 0x56):  # JNT1 / JT1: T1 was sampled at `cycle`; constant until its next change
+            horizon = min(horizon, board.next_event(cycle))
+        count = (horizon - 1 - cycle) // 2
+        if opcode & 0xF8 == 0xE8:  # DJNZ: stop before the iteration that falls through
+            register = self.rb | (opcode & 7)
+            count = min(count, (self.ram[register] - 1) & 0xFF)
+            if count > 0:
+                self.ram[register] = (self.ram[register] - count) & 0xFF
+        if count > 0:
+            self.cycle = cycle + 2 * count
 
     def _poll_period(self, pc: int, head: int, a: int) -> int | None:
         """Cycles from X+1 back to the MOVX at `head` (plus its own 2), or None if not a pure poll."""

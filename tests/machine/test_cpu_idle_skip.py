@@ -86,3 +86,67 @@ def test_skipping_replaces_most_reads(name):
     skipped, stepped = run(POLLERS[name], skip=True), run(POLLERS[name], skip=False)
     assert skipped[3] * 20 < stepped[3]  # far fewer real VDC reads...
     assert len([r for r in skipped[0] if r.kind == "R"]) == stepped[3]  # ...but every read reported
+
+
+SPINNERS = {
+    "jmp_self_until_interrupt": """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+start:  mov a,#0B4h
+        outl p1,a
+        mov a,#80h
+        mov t,a
+        strt t
+        en tcnti
+        en i
+spin:   jmp spin
+irq:    mov r0,#0A1h
+        movx a,@r0
+        inc r6
+        mov a,r6
+        mov r1,#0A3h
+        movx @r1,a
+        retr
+tirq:   inc r5
+        mov a,r5
+        mov r1,#0AAh
+        movx @r1,a
+        retr
+""",
+    "djnz_delay": """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+loop:   mov r7,#0
+        djnz r7,$
+        mov r6,#37
+        djnz r6,$
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp loop
+""",
+    "t1_edges": """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+loop:   jnt1 $
+        jt1 $
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp loop
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPINNERS))
+def test_spin_loop_skipping_gives_the_same_records_as_stepping(name):
+    skipped = run(SPINNERS[name], skip=True, frames=4)
+    stepped = run(SPINNERS[name], skip=False, frames=4)
+    assert skipped[:3] == stepped[:3]
+    assert len(skipped[2]) >= 4
