@@ -35,3 +35,44 @@ def test_fast_loop_equals_stepping_on_random_programs(image, irq_at):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
         assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
+
+
+def run_skip(image: bytes, irq_at: tuple[int, ...], cycles: int, skip: bool):
+    vdc = ScriptedVdc(irq_at=irq_at, t1_period=23, t1_high=4)
+    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console.cpu.skip_idle = skip
+    records = []
+    console.add_bus_listener(records.append)
+    console.cpu.run_until(cycles)
+    return console.cpu.state(), bytes(console.ram), records, vdc.writes
+
+
+# Loop shapes the skipper knows, dropped into random code: poll A1, spin, DJNZ delay, T1 waits.
+LOOPS = [
+    bytes([0xB8, 0xA1, 0x80, 0x72, 0x00, 0x84, 0x00]),  # MOV R0,#A1h; MOVX A,@R0; JB3; JMP back
+    bytes([0xB8, 0xA1, 0x80, 0x53, 0x08, 0xC6, 0x00]),  # MOV R0,#A1h; MOVX A,@R0; ANL A,#8; JZ back
+    bytes([0xEF, 0x00]),  # DJNZ R7,$
+    bytes([0x46, 0x00]),  # JNT1 $
+    bytes([0x84, 0x00]),  # JMP $
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    filler=st.binary(min_size=0, max_size=16),
+    shape=st.integers(0, len(LOOPS) - 1),
+    irq_at=st.lists(st.integers(0, 20000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_idle_skipping_equals_stepping_on_random_code_around_loops(filler, shape, irq_at):
+    image = bytearray(2048)
+    image[0:2] = bytes([0x05, 0x25])  # EN I, EN TCNTI: interrupts may cut into the loop
+    image[2 : 2 + len(filler)] = filler
+    at = 2 + len(filler)
+    loop = bytearray(LOOPS[shape])
+    for index, byte in enumerate(loop):  # point the loop's jumps at its own head
+        if byte == 0x00 and index and loop[index - 1] in (0x72, 0x84, 0xC6, 0xEF, 0x46):
+            loop[index] = (0x400 + at + (2 if shape < 2 else 0)) & 0xFF
+    image[at : at + len(loop)] = loop
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        assert run_skip(bytes(image), irq_at, 20000, True) == run_skip(bytes(image), irq_at, 20000, False)
