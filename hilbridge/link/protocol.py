@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -45,6 +45,52 @@ class Field:
         return self.format in ("*", "s")
 
 
+class Layout:
+    """A field list compiled once: a struct for the fixed-size fields, then an optional tail field.
+
+    Packing and unpacking run per frame at link speed, so they are a struct call, not a loop over fields.
+    """
+
+    __slots__ = ("fields", "names", "struct", "tail")
+
+    def __init__(self, fields: tuple[Field, ...]):
+        self.fields = fields
+        fixed = [f for f in fields if not f.is_tail]
+        self.names = tuple(f.name for f in fixed)
+        self.struct = struct.Struct("<" + "".join(f.format for f in fixed))
+        self.tail = fields[-1] if fields and fields[-1].is_tail else None
+
+    def pack(self, values: dict[str, Any]) -> bytes:
+        """Payload bytes; ValueError when a value is missing or out of range."""
+        try:
+            head = self.struct.pack(*[int(values[name]) for name in self.names])
+        except KeyError as error:
+            raise ValueError(f"missing field {error.args[0]!r}") from None
+        except struct.error as error:
+            raise ValueError(f"field out of range: {error}") from None
+        tail = self.tail
+        if tail is None:
+            return head
+        if tail.name not in values:
+            raise ValueError(f"missing field {tail.name!r}")
+        value = values[tail.name]
+        return head + (bytes(value) if tail.format == "*" else str(value).encode("utf-8"))
+
+    def unpack(self, payload: bytes, what: str) -> dict[str, Any]:
+        """Field values; ProtocolError when the payload length does not match."""
+        size = self.struct.size
+        if len(payload) < size:
+            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too short")
+        tail = self.tail
+        if tail is None and len(payload) != size:
+            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too long")
+        values = dict(zip(self.names, self.struct.unpack_from(payload), strict=True))
+        if tail is not None:
+            rest = bytes(payload[size:])
+            values[tail.name] = rest if tail.format == "*" else rest.decode("utf-8", errors="replace")
+        return values
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     name: str
@@ -53,6 +99,12 @@ class Message:
     request: tuple[Field, ...]
     response: tuple[Field, ...]
     description: str
+    request_layout: Layout = field(init=False, repr=False, compare=False)
+    response_layout: Layout = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "request_layout", Layout(self.request))
+        object.__setattr__(self, "response_layout", Layout(self.response))
 
     @property
     def reply_type(self) -> int:
@@ -127,39 +179,12 @@ CAPTURE_RECORD = struct.Struct("<IBHBB")
 
 def pack_fields(fields: tuple[Field, ...], values: dict[str, Any]) -> bytes:
     """Payload bytes for `values` laid out as `fields`; ValueError when a value is missing or out of range."""
-    out = bytearray()
-    for field in fields:
-        if field.name not in values:
-            raise ValueError(f"missing field {field.name!r}")
-        value = values[field.name]
-        if field.format == "*":
-            out += bytes(value)
-        elif field.format == "s":
-            out += str(value).encode("utf-8")
-        else:
-            out += int(value).to_bytes(_FIELD_FORMATS[field.format], "little")
-    return bytes(out)
+    return Layout(fields).pack(values)
 
 
 def unpack_fields(fields: tuple[Field, ...], payload: bytes, what: str) -> dict[str, Any]:
     """Field values of `payload`; ProtocolError when its length does not match."""
-    values: dict[str, Any] = {}
-    position = 0
-    for field in fields:
-        if field.format == "*":
-            values[field.name] = bytes(payload[position:])
-            return values
-        if field.format == "s":
-            values[field.name] = bytes(payload[position:]).decode("utf-8", errors="replace")
-            return values
-        size = _FIELD_FORMATS[field.format]
-        if position + size > len(payload):
-            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too short")
-        values[field.name] = int.from_bytes(payload[position : position + size], "little")
-        position += size
-    if position != len(payload):
-        raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too long")
-    return values
+    return Layout(fields).unpack(payload, what)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +268,7 @@ def message_for_reply(frame: Frame) -> Message:
 def parse_device_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
     """Message and field values of a reply or event frame."""
     message = message_for_reply(frame)
-    return message, unpack_fields(message.response, frame.payload, message.name)
+    return message, message.response_layout.unpack(frame.payload, message.name)
 
 
 def parse_host_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
@@ -251,4 +276,4 @@ def parse_host_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
     message = MESSAGES_BY_ID.get(frame.type)
     if message is None or message.kind != "command":
         raise ProtocolError(f"unknown request type 0x{frame.type:02X}")
-    return message, unpack_fields(message.request, frame.payload, message.name)
+    return message, message.request_layout.unpack(frame.payload, message.name)

@@ -29,7 +29,6 @@ from hilbridge.link.protocol import (
     Frame,
     FrameDecoder,
     encode_frame,
-    pack_fields,
     parse_host_frame,
 )
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
@@ -121,7 +120,7 @@ class SimulatedAdapter:
         else:
             try:
                 reply = getattr(self, f"on_{message.name.lower()}")(**values)
-                wire = encode_frame(message.reply_type, frame.seq, pack_fields(message.response, reply))
+                wire = encode_frame(message.reply_type, frame.seq, message.response_layout.pack(reply))
             except RequestRefused as refusal:
                 wire = self._error_wire(frame.seq, refusal.code, refusal.detail)
         self.counters["frames_out"] += 1
@@ -133,7 +132,7 @@ class SimulatedAdapter:
 
     @staticmethod
     def _error_wire(seq: int, code: str, detail: str) -> bytes:
-        payload = pack_fields(ERROR.response, {"code": ERROR_CODES[code], "detail": detail[:200]})
+        payload = ERROR.response_layout.pack({"code": ERROR_CODES[code], "detail": detail[:200]})
         return encode_frame(ERROR.reply_type, seq, payload)
 
     def _slot(self) -> Cartridge:
