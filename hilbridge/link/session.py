@@ -22,7 +22,6 @@ from hilbridge.link.protocol import (
     FrameDecoder,
     Message,
     encode_frame,
-    pack_fields,
     parse_device_frame,
 )
 from hilbridge.link.transport import Transport
@@ -75,6 +74,7 @@ class Link:
         self._decoder = FrameDecoder()
         self._next_seq = 1
         self._transmissions = 0
+        self._last_reply = 0.0
         self._outbox = bytearray()
         self.events: deque[tuple[Message, dict[str, Any]]] = deque()
         self.stats = LinkStats()
@@ -101,15 +101,19 @@ class Link:
         errors: list[DeviceError] = []
         pending: dict[int, _Pending] = {}
         queue = deque(enumerate(requests))
+        refill = max(1, self.window // 2)
         while queue or pending:
-            while queue and len(pending) < self.window:
-                index, (name, values) = queue.popleft()
-                message = MESSAGES[name]
-                seq = self._allocate_seq(pending)
-                wire = encode_frame(message.id, seq, pack_fields(message.request, values))
-                pending[seq] = _Pending(index, message, wire)
-                self.stats.requests += 1
-                self._send(pending[seq], retries)
+            # Refill the window in batches, not one request per reply: one write (one USB transfer, one
+            # wake-up of the adapter) carries half a window of requests.
+            if queue and self.window - len(pending) >= min(refill, len(queue)):
+                while queue and len(pending) < self.window:
+                    index, (name, values) = queue.popleft()
+                    message = MESSAGES[name]
+                    seq = self._allocate_seq(pending)
+                    wire = encode_frame(message.id, seq, message.request_layout.pack(values))
+                    pending[seq] = _Pending(index, message, wire)
+                    self.stats.requests += 1
+                    self._send(pending[seq], retries)
             self._flush()
             data = self.transport.read(min(self._timeout, 0.05))
             now = time.monotonic()
@@ -121,6 +125,11 @@ class Link:
                 self.stats.bad_frames = self._decoder.bad
                 if self._decoder.bad > bad_before and pending:
                     self._resend_oldest(pending, now, retries)
+            # Replies still flowing in: anything missing among them is caught by fast retransmit. A reply
+            # is overdue only in silence, or when nothing but events and garbage came for a timeout,
+            # so a host that was itself descheduled does not resend what is waiting unread.
+            if data and now - self._last_reply < self._timeout:
+                continue
             overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
             if overdue:
                 self.stats.timeouts += 1
@@ -206,6 +215,7 @@ class Link:
             self.stats.stray_replies += 1
             return
         del pending[frame.seq]
+        self._last_reply = now
         # Round trip from the last transmission: may be short when an earlier copy was answered, which
         # costs at most a spurious retransmission, while backing off forever on a lossy link costs more.
         rtt = now - item.sent_at
