@@ -173,3 +173,33 @@ def test_unknown_inputs_are_user_errors():
         console.set_joystick(2, up=True)
     with pytest.raises(HilbridgeError):
         console.set_joystick(0, jump=True)
+
+
+def test_fetch_listener_sees_every_cartridge_byte_the_cpu_reads():
+    console = console_asm(
+        """
+        org 400h
+        mov a,#10h
+        movp a,@a
+        jmp 500h
+        org 410h
+        db 99h
+        org 500h
+        nop
+        """
+    )
+    fetches = []
+    console.add_bus_listener(fetches.append, fetches=True)
+    for _ in range(5):
+        console.step()
+    seen = [(access.kind, access.address, access.value) for access in fetches]
+    assert seen == [
+        ("F", 0x400, 0x23),
+        ("F", 0x401, 0x10),
+        ("F", 0x402, 0xA3),
+        ("F", 0x410, 0x99),  # the MOVP table read
+        ("F", 0x403, 0xA4),
+        ("F", 0x404, 0x00),
+        ("F", 0x500, 0x00),
+    ]
+    assert fetches[0].cycle == 2  # stamped at the start of the instruction, after the BIOS JMP
