@@ -187,6 +187,9 @@ def run_mame(
         raise HilbridgeError("cartridge image is empty")
     mame = find_mame()
     system = SYSTEMS[region]
+    # At frame end k, screen:pixels() still holds the picture of frame k - 1: run one more frame
+    # and take each frame's picture from the next frame end.
+    frames_to_run = frames + 1 if pixels else frames
     with tempfile.TemporaryDirectory(prefix="hilbridge-mame-") as scratch:
         work = Path(scratch)
         results = keep_dir if keep_dir is not None else work
@@ -203,13 +206,13 @@ def run_mame(
                 "-snapshot_directory", str(work / "snap"), "-homepath", str(work),
                 "-autoboot_script", str(lua_path), "-autoboot_delay", "0",
                 # a safety stop only: the script exits after `frames` frames (PAL runs at 49.7 Hz)
-                "-seconds_to_run", str(frames // 49 + 30),
+                "-seconds_to_run", str(frames_to_run // 49 + 30),
                 *(["-wavwrite", str(wav_path)] if audio else []),
             ]  # fmt: skip
             environment = dict(
                 os.environ,
                 TRACE_OUT=str(trace_path),
-                TRACE_FRAMES=str(frames),
+                TRACE_FRAMES=str(frames_to_run),
                 TRACE_CYCLES_PER_SECOND=str(mame_cycles_per_second(region)),
                 TRACE_READS="1" if reads else "0",
                 TRACE_STATE="1" if state else "0",
@@ -230,6 +233,9 @@ def run_mame(
         trace = parse_trace(trace_path.read_text(), str(trace_path))
         if not trace.complete:
             raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
+        if pixels:
+            trace.pixel_frames = trace.pixel_frames[1:]
+            trace.truncate(frames)
         indices = pixels_to_indices(pixel_path.read_bytes()) if pixels else None
         sound = wav_samples(wav_path.read_bytes()) if audio else None
     return MameRun(trace, indices, wall, sound)

@@ -14,7 +14,8 @@
 --                    is not written again, the P line names the stored frame it equals
 --
 -- Lines: "W|R cycle p1 addr data frame vpos hpos", "F frame cycle pc",
---        "S frame vdc xram iram p1 p2", "P frame index".
+--        "S frame vdc xram iram p1 p2", "P frame index" (at frame end k, screen:pixels() holds
+--        the picture of frame k - 1; hilbridge.oracle.mame shifts it back).
 
 local out_name    = assert(os.getenv("TRACE_OUT"), "TRACE_OUT is not set")
 local max_frames  = tonumber(os.getenv("TRACE_FRAMES") or "300")

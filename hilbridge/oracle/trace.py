@@ -95,6 +95,14 @@ class Trace:
     pixel_frames: list[int] = field(default_factory=list)  # per frame: index of its stored pixel frame
     complete: bool = False  # the "# done" line was seen: the run was not cut short
 
+    def truncate(self, frames: int) -> None:
+        """Keep the first `frames` frames: their records and the accesses up to the last frame end."""
+        last = self.frames[frames - 1].cycle
+        self.accesses = [access for access in self.accesses if access.cycle <= last]
+        self.frames = self.frames[:frames]
+        self.states = [state for state in self.states if state.frame < frames]
+        self.pixel_frames = self.pixel_frames[:frames]
+
     def writes(self) -> list[Access]:
         return [access for access in self.accesses if access.kind == "W"]
 

@@ -118,3 +118,11 @@ def test_beam_fields_are_not_compared_but_lengths_are():
 def test_up_to_cycle_keeps_accesses_at_the_limit():
     items = [Access("W", cycle, 0, 0, 0) for cycle in (5, 10, 11)]
     assert [a.cycle for a in up_to_cycle(items, 10)] == [5, 10]
+
+
+def test_truncate_keeps_whole_frames():
+    trace = parse_trace(SAMPLE)
+    trace.truncate(1)
+    assert [f.frame for f in trace.frames] == [0]
+    assert [a.cycle for a in trace.accesses] == [12, 5983]
+    assert trace.pixel_frames == [0] and len(trace.states) == 1
