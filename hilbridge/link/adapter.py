@@ -21,6 +21,7 @@ from hilbridge.link.session import Link
 from hilbridge.link.transport import Transport
 
 MIN_PIECE = 16
+MAX_REPEAT = 255  # CART_READ_REPEAT count is a u8
 ADAPTIVE_RETRIES = 3
 HELLO_RETRIES = 25
 HELLO_MAX_TIMEOUT = 0.25
@@ -141,6 +142,49 @@ class Adapter:
                 raise ProtocolError(f"{self.name}: CART_READ reply does not match its request")
             out += reply["data"]
         return bytes(out)
+
+    def read_repeated(
+        self,
+        address: int,
+        length: int,
+        count: int,
+        *,
+        p1: int = PORT_IDLE,
+        p2: int = 0,
+        strobe: str = "PSEN",
+    ) -> list[bytes]:
+        """`count` reads of the same `length` bytes (passes, re-reads), as few CART_READ_REPEATs as fit.
+
+        Each request carries as many passes as fit in the current piece size, so on a clean link one
+        frame holds several passes; when the link is so noisy that pieces are shorter than two passes,
+        the passes are plain `read`s, which split and adapt.
+        """
+        out: list[bytes] = []
+        while len(out) < count:
+            per_request = min(self.piece_size // length, MAX_REPEAT)
+            if per_request < 2:
+                out.append(self.read(address, length, p1=p1, p2=p2, strobe=strobe))
+                continue
+            fields = {"p1": p1, "p2": p2, "strobe": STROBES[strobe], "address": address, "length": length}
+            groups = [min(per_request, count - start) for start in range(len(out), count, per_request)]
+            before = self.link.stats.retransmits
+            try:
+                replies = self.link.transact(
+                    [("CART_READ_REPEAT", {**fields, "count": group}) for group in groups],
+                    retries=ADAPTIVE_RETRIES,
+                )
+            except LinkTimeout:
+                self.piece_size = max(MIN_PIECE, self.piece_size // 2)
+                self.link.reset_backoff()
+                continue
+            if self.link.stats.retransmits - before > len(groups):
+                self.piece_size = max(MIN_PIECE, self.piece_size // 2)
+            for group, reply in zip(groups, replies, strict=True):
+                data = reply["data"]
+                if reply["address"] != address or len(data) != group * length:
+                    raise ProtocolError(f"{self.name}: CART_READ_REPEAT reply does not match its request")
+                out += [data[i * length : (i + 1) * length] for i in range(group)]
+        return out
 
     def _pieces(
         self, length: int, request: Callable[[int, int], tuple[str, dict[str, Any]]]

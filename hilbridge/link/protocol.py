@@ -22,10 +22,10 @@ from cobs import cobs
 
 from hilbridge.link.errors import FramingError, ProtocolError
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 REPLY_BIT = 0x80
 DELIMITER = b"\x00"
-MAX_PAYLOAD = 4096
+MAX_PAYLOAD = 16384  # 4096 in protocol version 1
 HEADER_SIZE = 2
 CRC_SIZE = 4
 MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE

@@ -8,12 +8,13 @@ simulated console pauses while the host is behind (a real one cannot, so the fir
 
 from __future__ import annotations
 
-from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MAX_PAYLOAD, MESSAGES
+from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge
 from hilbridge.machine.console import Console
 
-RECORDS_PER_CHUNK = (MAX_PAYLOAD - 4) // CAPTURE_RECORD.size
+CHUNK_PAYLOAD = 4096  # capture chunks stay short so events reach the host soon after they happen
+RECORDS_PER_CHUNK = (CHUNK_PAYLOAD - 4) // CAPTURE_RECORD.size
 RESET_ADDRESS = 0x400
 VSYNC_HOOK = 0x406
 _KIND_BITS = {

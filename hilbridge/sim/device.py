@@ -180,25 +180,45 @@ class SimulatedAdapter:
         return {"p1": p1, "p2": p2}
 
     def on_cart_read(self, p1: int, p2: int, strobe: int, address: int, length: int) -> dict[str, Any]:
-        cart = self._slot()
-        if length < 1 or length > MAX_PAYLOAD - 2:
-            raise RequestRefused("BAD_ARGUMENT", f"length {length} is not 1..{MAX_PAYLOAD - 2}")
+        self._check_read(strobe, address, length, length)
+        return {"address": address, "data": self._read_slot(p1, p2, strobe, address, length)}
+
+    def on_cart_read_repeat(
+        self, p1: int, p2: int, strobe: int, address: int, length: int, count: int
+    ) -> dict[str, Any]:
+        if count < 1:
+            raise RequestRefused("BAD_ARGUMENT", "count must be at least 1")
+        self._check_read(strobe, address, length, length * count)
+        data = b"".join(self._read_slot(p1, p2, strobe, address, length) for _ in range(count))
+        return {"address": address, "data": data}
+
+    def _check_read(self, strobe: int, address: int, length: int, reply_bytes: int) -> None:
+        self._slot()
+        if length < 1 or reply_bytes > MAX_PAYLOAD - 2:
+            raise RequestRefused("BAD_ARGUMENT", f"reply of {reply_bytes} bytes is not 1..{MAX_PAYLOAD - 2}")
         if strobe == STROBES["PSEN"]:
             if address < FETCH_START or address + length > FETCH_END:
                 raise RequestRefused("BAD_ARGUMENT", "program reads must lie within 0x400-0xFFF")
-            start = address - FETCH_START
-            data = bytearray(cart.program_view(p1)[start : start + length])  # = fetch() for each address
         elif strobe == STROBES["MOVX_READ"]:
             if address + length > 0x100:
                 raise RequestRefused("BAD_ARGUMENT", "MOVX reads must lie within 0x00-0xFF")
-            data = bytearray(cart.read(a, p1, p2) for a in range(address, address + length))
         else:
             raise RequestRefused("BAD_ARGUMENT", f"unknown strobe {strobe}")
-        if self.unstable and strobe == STROBES["PSEN"]:
-            for a, mask in self.unstable.items():
-                if address <= a < address + length:
-                    data[a - address] ^= mask & self._random.getrandbits(8)
-        return {"address": address, "data": bytes(data)}
+
+    def _read_slot(self, p1: int, p2: int, strobe: int, address: int, length: int) -> bytes:
+        """One pass over the addresses (checked by `_check_read`); unstable bits read anew every pass."""
+        cart = self._slot()
+        if strobe == STROBES["MOVX_READ"]:
+            return bytes(cart.read(a, p1, p2) for a in range(address, address + length))
+        start = address - FETCH_START
+        data = cart.program_view(p1)[start : start + length]  # = fetch() for each address
+        if not self.unstable:
+            return bytes(data)
+        data = bytearray(data)
+        for a, mask in self.unstable.items():
+            if address <= a < address + length:
+                data[a - address] ^= mask & self._random.getrandbits(8)
+        return bytes(data)
 
     def on_cart_write(self, p1: int, p2: int, address: int, value: int) -> dict[str, Any]:
         self._slot().write(address, value, p1, p2)

@@ -125,6 +125,25 @@ def test_duplicate_request_is_answered_from_memory_not_run_again(adapter):
     assert adapter.status()["duplicates"] == before + 1
 
 
+def test_repeated_reads_return_every_pass_of_the_cartridge_model(adapter, demo):
+    p1 = 0xFD
+    expected = bytes(demo.fetch(address, p1, 0) for address in range(0x400, 0x1000))
+    reply = adapter.link.request(
+        "CART_READ_REPEAT", p1=p1, p2=0, strobe=0, address=0x400, length=0xC00, count=5
+    )
+    assert reply["address"] == 0x400 and reply["data"] == expected * 5  # one 15 KB frame
+    assert adapter.read_repeated(0x800, 0x400, 11, p1=p1) == [expected[0x400:0x800]] * 11
+
+
+def test_repeated_read_longer_than_the_largest_payload_is_refused(adapter):
+    fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": 0xC00}
+    too_many = adapter.info.max_payload // 0xC00 + 1
+    for count in (0, too_many):
+        with pytest.raises(DeviceError) as refused:
+            adapter.link.request("CART_READ_REPEAT", **fields, count=count)
+        assert refused.value.name == "BAD_ARGUMENT"
+
+
 def test_pipelined_reads_come_back_in_order(adapter, demo):
     requests = [
         ("CART_READ", {"p1": 0xFC, "p2": 0, "strobe": 0, "address": 0x400 + 16 * i, "length": 16})

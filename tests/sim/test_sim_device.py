@@ -127,3 +127,18 @@ def test_served_simulator_holds_a_cartridge_file_and_serves_it_over_a_pty(tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_every_pass_of_a_repeated_read_reads_unstable_bits_anew():
+    from hilbridge.sim import build_device
+    from hilbridge.sim.faults import FaultPlan
+
+    plan = FaultPlan.parse("unstable=3,seed=4")
+    device = build_device(None, "o2_rom", 4096, plan)
+    unstable = plan.unstable_bits()
+    reply = device.on_cart_read_repeat(p1=0xFF, p2=0, strobe=0, address=0x400, length=0x800, count=6)
+    passes = [reply["data"][i * 0x800 : (i + 1) * 0x800] for i in range(6)]
+    differing = {a for a in range(0x800) if len({p[a] for p in passes}) > 1}
+    assert differing and differing <= {a - 0x400 for a in unstable}
+    stable = [a for a in range(0x800) if a + 0x400 not in unstable]
+    assert all(len({p[a] for p in passes}) == 1 for a in stable)
