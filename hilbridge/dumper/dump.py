@@ -103,16 +103,33 @@ class _Reader:
         self.reads = 0
 
     def read(self, chunk: Chunk) -> bytes:
-        region = chunk.region
+        region = self._select(chunk.region)
+        self.reads += 1
+        return self.adapter.read(
+            region.address + chunk.start, chunk.length, p1=region.p1, p2=region.p2, strobe=region.strobe
+        )
+
+    def read_repeated(self, chunk: Chunk, count: int) -> list[bytes]:
+        """`count` fresh reads of one chunk, several per request where the link allows."""
+        region = self._select(chunk.region)
+        self.reads += count
+        return self.adapter.read_repeated(
+            region.address + chunk.start,
+            chunk.length,
+            count,
+            p1=region.p1,
+            p2=region.p2,
+            strobe=region.strobe,
+        )
+
+    def _select(self, region: Region) -> Region:
+        """Write the region's bank latch first when it needs one that is not set."""
         if region.latch is not None and region.latch != self.latch:
             from hilbridge.dumper.detect import LATCH_ADDRESS, LATCH_WRITE_P1
 
             self.adapter.write(LATCH_ADDRESS, region.latch, p1=LATCH_WRITE_P1)
             self.latch = region.latch
-        self.reads += 1
-        return self.adapter.read(
-            region.address + chunk.start, chunk.length, p1=region.p1, p2=region.p2, strobe=region.strobe
-        )
+        return region
 
 
 class _Progress:
@@ -273,7 +290,7 @@ def _verify(
         reads = [bytes(buffer[span]) for buffer in buffers]
         if all(read == reads[0] for read in reads[1:]):
             continue
-        extra = [reader.read(chunk) for _ in range(rereads)]
+        extra = reader.read_repeated(chunk, rereads)
         for position in range(chunk.length):
             first = [read[position] for read in reads]
             again = [read[position] for read in extra]
