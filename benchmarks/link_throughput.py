@@ -35,6 +35,13 @@ from hilbridge.link.transport import SerialTransport
 
 SIM_CART = ["--type", "o2_rally", "--size", "16384"]
 PROGRAM_AREA = 0xC00  # CPU 0400h-0FFFh: the longest single CART_READ of program space
+RAW = "raw pty"
+# What each round measures: name -> passes of the program area per request (0: the raw pty).
+MEASURED = {
+    RAW: 0,
+    "protocol, CART_READ_REPEAT 5 x 3 KB": 5,
+    "protocol, CART_READ 3 KB": 1,
+}
 RAW_WRITER = r"""
 import os, sys, tty
 master, slave = os.openpty()
@@ -110,10 +117,12 @@ def raw_pty(total: int) -> Run:
     return run
 
 
-def protocol_reads(adapter: Adapter, server: int, total: int) -> Run:
-    """Pipelined CART_READs of the program area from the simulated adapter process `server`."""
-    request = ("CART_READ", {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": PROGRAM_AREA})
-    count = -(-total // PROGRAM_AREA)
+def protocol_reads(adapter: Adapter, server: int, total: int, passes: int) -> Run:
+    """Pipelined reads of the program area from the simulated adapter process `server`: CART_READ
+    (passes = 1, 3 KB frames) or CART_READ_REPEAT (`passes` reads of the area per request and frame)."""
+    fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": PROGRAM_AREA}
+    request = ("CART_READ", fields) if passes == 1 else ("CART_READ_REPEAT", {**fields, "count": passes})
+    count = -(-total // (PROGRAM_AREA * passes))
     return _timed(
         server, lambda: sum(len(reply["data"]) for reply in adapter.link.transact([request] * count))
     )
@@ -133,25 +142,25 @@ def _spread(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=16.0, help="megabytes moved per run")
-    parser.add_argument("--rounds", type=int, default=7, help="raw/protocol pairs to run")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of raw and protocol runs")
     arguments = parser.parse_args()
     total = int(arguments.megabytes * 1024 * 1024)
     process, path = _spawn([sys.executable, "-m", "hilbridge", "sim", "serve", "--pty", *SIM_CART])
-    raw: list[Run] = []
-    dumped: list[Run] = []
+    runs: dict[str, list[Run]] = {name: [] for name in MEASURED}
     pty_dumps: list[float] = []
     local_dumps: list[float] = []
     try:
         adapter = Adapter(SerialTransport(path))
-        protocol_reads(adapter, process.pid, 256 * 1024)  # warm up: let pieces and timeouts settle
+        for passes in MEASURED.values():  # warm up: let timeouts settle
+            if passes:
+                protocol_reads(adapter, process.pid, 256 * 1024, passes)
         retransmits = adapter.link.stats.retransmits
         for number in range(arguments.rounds):
-            if number % 2:
-                dumped.append(protocol_reads(adapter, process.pid, total))
-                raw.append(raw_pty(total))
-            else:
-                raw.append(raw_pty(total))
-                dumped.append(protocol_reads(adapter, process.pid, total))
+            names = list(MEASURED)
+            for name in names[number % len(names) :] + names[: number % len(names)]:
+                passes = MEASURED[name]
+                run = protocol_reads(adapter, process.pid, total, passes) if passes else raw_pty(total)
+                runs[name].append(run)
         retransmits = adapter.link.stats.retransmits - retransmits
         with tempfile.TemporaryDirectory() as folder:
             for _ in range(arguments.rounds):
@@ -163,15 +172,19 @@ def main() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
-    ratios = [d.rate / r.rate for d, r in zip(dumped, raw, strict=True)]
-    print(f"{arguments.rounds} rounds of {total / 2**20:g} MiB each way")
-    print(f"raw pty MB/s:                {_spread([run.rate for run in raw], 1e6)}")
-    print(f"protocol reads via pty MB/s: {_spread([run.rate for run in dumped], 1e6)}")
-    print(f"ratio protocol/raw:          {_spread(ratios)}   (aim >= 0.8)")
-    for name, runs in (("raw", raw), ("protocol", dumped)):
-        reader = statistics.median(run.reader_cpu for run in runs) * 1e3
-        writer = statistics.median(run.writer_cpu for run in runs) * 1e3
-        print(f"CPU ms per MB, {name + ':':9}  reader (host) {reader:6.2f}  writer (pty side) {writer:6.2f}")
+    raw = runs[RAW]
+    print(f"{arguments.rounds} rounds of {total / 2**20:g} MiB each; rotating order; MB/s")
+    for name, measured in runs.items():
+        print(f"{name:36} {_spread([run.rate for run in measured], 1e6)}")
+    for name, measured in runs.items():
+        if name != RAW:
+            ratios = [run.rate / base.rate for run, base in zip(measured, raw, strict=True)]
+            print(f"ratio to raw, {name:23} {_spread(ratios)}   (aim >= 0.8)")
+    print("CPU ms per MB (median)               reader (host)  writer (pty side)")
+    for name, measured in runs.items():
+        reader = statistics.median(run.reader_cpu for run in measured) * 1e3
+        writer = statistics.median(run.writer_cpu for run in measured) * 1e3
+        print(f"{name:36} {reader:13.2f}  {writer:17.2f}")
     print(f"protocol retransmissions: {retransmits}")
     print(f"16 KB dump, 2 passes, over pty s:   {_spread(pty_dumps, digits=3)}   (target < 2 s)")
     print(f"16 KB dump, 2 passes, in-process s: {_spread(local_dumps, digits=3)}   (target < 2 s)")
