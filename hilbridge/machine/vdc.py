@@ -217,7 +217,7 @@ class Vdc:
         self._picture: Picture | None = None
         self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
-        self._last_read_cleared = False  # the last A1/A2 read returned bits it cleared
+        self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
@@ -389,18 +389,21 @@ class Vdc:
         self._next_irq_cache = (cycle, event)
         return event
 
-    def read_horizon(self, address: int, cycle: int) -> int:
+    def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """First end-of-MOVX cycle after a read of `address` ending at `cycle` at which reading it
-        again (with no write in between) might return another value. The CPU skips polling loops up
-        to here; the reads it skips would only have drawn more of an unchanged picture, which the
-        next real read does in one go."""
+        again (with no write in between) might return another value in the bits of `mask`.
+
+        The CPU skips polling loops up to here; the reads it skips would only have drawn more of an
+        unchanged picture, which the next real read does in one go. A loop that does not look at A1's
+        hstatus bit (which changes three times a line) may leave bit 0 out of `mask` and get each
+        skipped read's value from `peek()`; bits a read clears always end the horizon."""
         info = self._info[address & 0xFF]
         kind = info.read
         if kind in ("value", "zero"):
             return NEVER
         if kind in ("beam_y", "beam_x"):
             return NEVER if not self.registers[CONTROL] & CONTROL_STROBE else cycle + 1
-        if self._last_read_cleared:
+        if self._last_read_value & (STATUS_CLEARED_BY_READ if kind == "status" else 0xFF):
             return cycle + 1  # that read cleared bits: the next one reads them as 0
         picture = self._current_picture()
         pixel = self._beam_pixel(cycle)
@@ -411,14 +414,32 @@ class Vdc:
             frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
             marked = min(frame_end, self._next_marked_pixel(pixel, picture.collision_positions()))
             return self._cycle_past(marked, cycle)
-        # status: events, hstatus, and the major-overlap bit as the beam draws overlapping cells
+        # status: events and the major-overlap bit (bits a read clears, so a skipped read would
+        # have changed what the next one returns: never skipped, whatever the mask), and hstatus
         horizon = self.next_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
-        hstatus = self._next_hstatus_change(pixel)
-        horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
+        if mask & STATUS_HSTATUS:
+            hstatus = self._next_hstatus_change(pixel)
+            horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
         if picture.objects_on and picture.overlap_positions().size:
             overlap = self._next_marked_pixel(pixel, picture.overlap_positions())
             horizon = min(horizon, self._cycle_past(overlap, cycle))
         return max(horizon, cycle + 1)
+
+    def peek(self, address: int, cycle: int) -> int:
+        """What a read of `address` ending at `cycle` would return, without clearing anything (for
+        reads the CPU skipped under `read_horizon(..., mask)`; the drawing it does is harmless)."""
+        info = self._info[address & 0xFF]
+        if info.read == "collision":
+            self._draw_to_beam(cycle)
+            return self._collect_collisions()
+        if info.read != "status":
+            return self._read_value(info, cycle)
+        self._sync_events(cycle - MOVX_CYCLES)
+        pixel = self._beam_pixel(cycle)
+        self._draw_to_beam(cycle, pixel)
+        major, _ = self.renderer.resolve(collisions=False)
+        self.control_status |= major
+        return self._status_value(pixel)
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
         """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
@@ -558,44 +579,55 @@ class Vdc:
             return bool(control & CONTROL_GRID)
         return False
 
-    def read(self, address: int, cycle: int) -> int:
-        """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        info = self._info[address & 0xFF]
+    def _status_value(self, pixel: int) -> int:
+        line, hpos = self._position_of(pixel)
+        chip = self.chip
+        hstatus = chip.hstatus_start <= hpos < chip.bgate_start and self._y_beam(line, hpos) <= 242
+        data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
+        return data | (self.registers[CONTROL] & CONTROL_STROBE)
+
+    def _read_value(self, info: RegisterInfo, cycle: int) -> int:
+        """Registers whose read has no side effect: stored values, zeros and the beam position."""
         kind = info.read
         if kind == "value":
             self._catch_up(self._beam_pixel(cycle))
             return 0 if self._locked(info) else self.registers[info.canonical]
         if kind == "zero":
             return 0
+        strobe_live = self.registers[CONTROL] & CONTROL_STROBE
+        if kind == "beam_y":
+            return (self._y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
+        return (self.position(cycle)[1] >> 1) if strobe_live else self.latched_x
+
+    def read(self, address: int, cycle: int) -> int:
+        """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
+        info = self._info[address & 0xFF]
+        kind = info.read
+        if kind not in ("status", "collision"):
+            return self._read_value(info, cycle)
         self._sync_events(cycle - MOVX_CYCLES)
         if kind == "status":
             pixel = self._beam_pixel(cycle)
             self._draw_to_beam(cycle, pixel)
             major, _ = self.renderer.resolve(collisions=False)
             self.control_status |= major
-            line, hpos = self._position_of(pixel)
-            chip = self.chip
-            hstatus = chip.hstatus_start <= hpos < chip.bgate_start and self._y_beam(line, hpos) <= 242
-            data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
-            data |= self.registers[CONTROL] & CONTROL_STROBE
+            data = self._status_value(pixel)
             self.irq_line = False
             self.control_status &= ~STATUS_CLEARED_BY_READ
-            self._last_read_cleared = bool(data & STATUS_CLEARED_BY_READ)
+            self._last_read_value = data
             return data
-        if kind == "collision":
-            self._draw_to_beam(cycle)
-            major, collisions = self.renderer.resolve(collisions=True)
-            self.control_status |= major
-            data = self.collision_status | collisions
-            self.collision_status = 0
-            self._last_read_cleared = bool(data)
-            return data
-        strobe_live = self.registers[CONTROL] & CONTROL_STROBE
-        if kind == "beam_y":
-            return (self._y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
-        if kind == "beam_x":
-            return (self.position(cycle)[1] >> 1) if strobe_live else self.latched_x
-        raise AssertionError(kind)
+        self._draw_to_beam(cycle)
+        data = self._collect_collisions()
+        self.collision_status = 0
+        self._last_read_value = data
+        return data
+
+    def _collect_collisions(self) -> int:
+        """A2 bits drawn so far (MAME m_collision_status), kept until a read clears them."""
+        major, collisions = self.renderer.resolve(collisions=True)
+        self.control_status |= major
+        self.collision_status |= collisions
+        return self.collision_status
 
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction."""

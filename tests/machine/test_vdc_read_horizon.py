@@ -70,3 +70,29 @@ def test_a_read_that_cleared_bits_has_no_horizon() -> None:
     vbl = next(c for c in range(0, 9000) if vdc.irq(c))
     assert vdc.read(0xA1, vbl + 2) & 0x08
     assert vdc.read_horizon(0xA1, vbl + 2) == vbl + 3, "the next read returns the VBL bit cleared"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    region=st.sampled_from([NTSC, PAL]),
+    seed=st.integers(0, 10_000),
+    enable=st.sampled_from([0x00, 0xFF, 0x80]),
+    address=st.sampled_from([0xA1, 0xA2]),
+    mask=st.sampled_from([0xFF, 0x08, 0x88, 0x0C]),
+    start=st.integers(1_000, 30_000),
+)
+def test_masked_horizon_and_peek_give_what_reads_would(region, seed, enable, address, mask, start) -> None:
+    stepped, skipped = scene(region, seed, enable), scene(region, seed, enable)
+    cycle = start
+    for _ in range(200):
+        value = stepped.read(address, cycle)
+        assert skipped.read(address, cycle) == value
+        horizon = skipped.read_horizon(address, cycle, mask)
+        # every 6 cycles, as a MOVX / JB / JMP polling loop reads
+        next_cycle = cycle + 6
+        while next_cycle < horizon and next_cycle < cycle + 3_000:
+            again = stepped.read(address, next_cycle)
+            assert again & mask == value & mask, (hex(address), next_cycle, horizon)
+            assert skipped.peek(address, next_cycle) == again
+            next_cycle += 6
+        cycle = next_cycle
