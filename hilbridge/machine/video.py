@@ -91,8 +91,11 @@ def edge_bits(left: int, here: int, enable: int) -> int:
 class Picture:
     """Everything one register snapshot draws on the visible area; layers are built on first use."""
 
-    def __init__(self, snapshot: bytes, hides_high_characters: bool) -> None:
+    def __init__(self, snapshot: bytes, hides_high_characters: bool, layout: Picture | None = None) -> None:
+        """`layout`: a picture with the same registers except the colours (A3), whose object and
+        collision layers this one shares (raster bars rewrite A3 mid-frame)."""
         self.snapshot = snapshot
+        self.layout = layout
         self.registers = registers_from_snapshot(snapshot)
         self.hides_high_characters = hides_high_characters
         self.enable = self.registers[COLLISION]
@@ -111,6 +114,9 @@ class Picture:
         self._built = True
         r = self.registers
         lines, width = VISIBLE_LINES, _PAD_WIDTH
+        if self.layout is not None:
+            self._share_layout(self.layout)
+            return
         self.grid = np.zeros((lines, width), dtype=np.uint8)
         if r[CONTROL] & CONTROL_GRID:
             self._draw_grid()
@@ -121,15 +127,28 @@ class Picture:
         if self.objects_on:
             self._draw_major()
             self._draw_minor()
-        pixels = np.full((lines, width), background_colour(r[COLOUR]), dtype=np.uint8)
+        self.pixels = self._paint()
+        self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
+        self.overlap_lines = self.overlap.any(axis=1).tolist()
+        self.full_overlap = any(self.overlap_lines)
+
+    def _share_layout(self, layout: Picture) -> None:
+        layout._build()
+        for name in ("grid", "major_cover", "major_opaque", "major_colour", "sprites", "overlap"):
+            setattr(self, name, getattr(layout, name))
+        self.overlap_lines = layout.overlap_lines
+        self.full_overlap = layout.full_overlap
+        self.pixels = self._paint()
+
+    def _paint(self) -> np.ndarray:
+        """Palette index of every visible pixel: background, grid, characters, sprites 3 -> 0."""
+        r = self.registers
+        pixels = np.full((VISIBLE_LINES, _PAD_WIDTH), background_colour(r[COLOUR]), dtype=np.uint8)
         pixels[self.grid != 0] = grid_colour(r[COLOUR])
         pixels[self.major_opaque] = self.major_colour[self.major_opaque]
         for index, _zoomed, mask in self.sprites:
             pixels[mask] = 8 + (r[4 * index + 2] >> 3 & 7)
-        self.pixels = np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
-        self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
-        self.overlap_lines = self.overlap.any(axis=1).tolist()
-        self.full_overlap = any(self.overlap_lines)
+        return np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
 
     def _draw_grid(self) -> None:
         r = self.registers
@@ -218,6 +237,16 @@ class Picture:
             return
         self._build()
         self._collisions_built = True
+        if self.layout is not None:
+            layout = self.layout
+            layout._build_collisions()
+            self.source_map, self.draw_bits, self.edge_bits = (
+                layout.source_map,
+                layout.draw_bits,
+                layout.edge_bits,
+            )
+            self.combined_bits, self.full_collisions = layout.combined_bits, layout.full_collisions
+            return
         enable = self.enable
         width = VISIBLE_WIDTH
         grid = self.grid[:, :width]
@@ -374,13 +403,17 @@ class Renderer:
 
     def picture(self, snapshot: bytes) -> Picture:
         picture = self._cache.get(snapshot)
-        if picture is None:
-            picture = Picture(snapshot, self.hides_high_characters)
-            self._cache[snapshot] = picture
-            if len(self._cache) > PICTURE_CACHE_SIZE:
-                self._cache.popitem(last=False)
-        else:
+        if picture is not None:
             self._cache.move_to_end(snapshot)
+            return picture
+        layout = None
+        if snapshot[COLOUR]:
+            # the same picture in other colours shares its layers with the A3 = 0 one
+            layout = self.picture(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
+        picture = Picture(snapshot, self.hides_high_characters, layout)
+        self._cache[snapshot] = picture
+        if len(self._cache) > PICTURE_CACHE_SIZE:
+            self._cache.popitem(last=False)
         return picture
 
     def add(self, y0: int, y1: int, x0: int, x1: int, picture: Picture, lum: bool) -> None:
