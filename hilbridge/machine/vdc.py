@@ -216,6 +216,7 @@ class Vdc:
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
         self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
+        self._quiet_until = 0  # instruction starts below this see no new timer event
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self.renderer.reset()
@@ -333,6 +334,8 @@ class Vdc:
 
     def _sync_events(self, start: int) -> None:
         """Apply every timer event an instruction starting at cycle `start` has seen."""
+        if start < self._quiet_until:
+            return
         while self._vbl_cycle(self._next_vbl_frame) <= start:
             self.control_status |= STATUS_VBL
             self.irq_line = True
@@ -340,6 +343,8 @@ class Vdc:
         target = self._ticks_before(start)
         if target > self._ticks_done:
             self._run_ticks(target)
+        # nothing fires before the next VBL or hblank tick
+        self._quiet_until = min(self._vbl_cycle(self._next_vbl_frame), self._tick_cycle(self._ticks_done))
 
     def _run_ticks(self, target: int) -> None:
         sound = self.sound
@@ -714,3 +719,4 @@ class Vdc:
         self._sound_irq_cycle = None
         self._next_irq_cache = None
         self._slice_cache = (0, 0, 0)
+        self._quiet_until = 0
