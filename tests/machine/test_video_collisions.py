@@ -123,3 +123,10 @@ def test_collision_bit_x_iff_x_shares_a_pixel_with_an_enabled_sprite(placements,
     for i, (y, x, shape, zoom) in enumerate(placements):
         writes += sprite(i, y, x, shape, 0x08 | (0x04 if zoom else 0))
     assert a2_after_frame([*writes, (0xA2, enable), (0xA0, 0x20)]) == expected
+
+
+def test_sprite_over_character() -> None:
+    scene = character(0, 0x50, 0x20, 0x2F) + sprite(1, 0x52, 0x21)  # solid block under a sprite
+    assert a2_after_frame([*scene, (0xA2, 0x80), (0xA0, 0x20)]) == 0x02
+    assert a2_after_frame([*scene, (0xA2, 0x02), (0xA0, 0x20)]) == 0x80
+    assert a2_after_frame([*scene, (0xA2, 0x01), (0xA0, 0x20)]) == 0x00  # sprite 0 is elsewhere
