@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.oracle.inputs import InputChange, parse_inputs
 from hilbridge.toolchain.assembler import assemble
 
 MANIFEST = "carts.tsv"
-FIELDS = ("name", "source", "size", "slot", "bank_size", "origin", "frames", "reads", "pixels", "what")
+FIELDS = (
+    "name", "source", "size", "slot", "bank_size", "origin", "frames", "reads", "pixels", "inputs", "what",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,7 @@ class CartSpec:
     frames: int
     reads: bool
     pixels: bool
+    inputs: tuple[InputChange, ...]  # key and joystick changes at frame ends
     what: str
 
     @property
@@ -65,10 +69,13 @@ def load_manifest(directory: Path) -> list[CartSpec]:
                 frames=int(row["frames"]),
                 reads=row["reads"] == "1",
                 pixels=row["pixels"] == "1",
+                inputs=parse_inputs(row["inputs"]),
                 what=row["what"],
             )
         except ValueError as error:
             raise HilbridgeError(f"bad number: {error}", where) from None
+        except HilbridgeError as error:
+            raise HilbridgeError(error.message, where) from None
         if spec.size % spec.bank_size:
             raise HilbridgeError("size must be a whole number of banks", where)
         specs.append(spec)

@@ -15,6 +15,7 @@ from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
+from hilbridge.oracle.inputs import InputChange, apply_input
 from hilbridge.oracle.mame import AUDIO_RATE
 from hilbridge.oracle.trace import Access, FrameEnd, Trace
 
@@ -45,6 +46,7 @@ def run_emulator(
     reads: bool = False,
     pixels: bool = False,
     audio: bool = False,
+    inputs: tuple[InputChange, ...] = (),
 ) -> EmulatorRun:
     """Run `cart` for `frames` frames; like `run_mame`, keep reads and pixel frames only on request.
 
@@ -73,6 +75,9 @@ def run_emulator(
     for frame in range(frames):
         console.run_frames(1)
         trace.frames.append(FrameEnd(frame, console.region.frame_end_cycle(frame), console.cpu.pc))
+        for change in inputs:
+            if change.frame == frame:
+                apply_input(console, change)
         if pixels:
             picture = console.vdc.frame()
             if not stored or not np.array_equal(stored[-1], picture):

@@ -12,6 +12,8 @@
 --   TRACE_STATE      "1": one state line per frame (VDC registers, external and internal RAM)
 --   TRACE_PIXELS     file for raw screen:pixels() frames; a frame equal to the one before it
 --                    is not written again, the P line names the stored frame it equals
+--   TRACE_INPUTS     input changes at frame ends: "frame:+|-:port:mask" joined by ";" (mask in
+--                    hex; every field of the port with a bit in the mask is pressed or released)
 --
 -- Lines: "W|R cycle p1 addr data frame vpos hpos", "F frame cycle pc",
 --        "S frame vdc xram iram p1 p2", "P frame index" (at frame end k, screen:pixels() holds
@@ -89,6 +91,26 @@ local function hex_item(it, count)
   return table.concat(parts)
 end
 
+-- input changes, by the frame after whose end they happen
+local input_changes = {}
+for frame, sign, port, mask in string.gmatch(os.getenv("TRACE_INPUTS") or "", "(%d+):([+-]):([^:;]+):(%x+)") do
+  local at = tonumber(frame)
+  input_changes[at] = input_changes[at] or {}
+  table.insert(input_changes[at], { pressed = sign == "+", port = port, mask = tonumber(mask, 16) })
+end
+
+local function apply_inputs(frame)
+  for _, change in ipairs(input_changes[frame] or {}) do
+    local port = assert(machine.ioport.ports[":" .. change.port], "no input port " .. change.port)
+    for name, field in pairs(port.fields) do
+      -- "Keyboard" is a configuration field that shares a mask with a key
+      if name ~= "Keyboard" and (field.mask & change.mask) ~= 0 then
+        field:set_value(change.pressed and 1 or 0)
+      end
+    end
+  end
+end
+
 local previous_pixels = nil
 local stored_frames = 0
 
@@ -96,6 +118,7 @@ emu.register_frame_done(function()
   local frame = frames
   frames = frames + 1
   out:write(string.format("F %d %d %03X\n", frame, cycle(), cpu.state["PC"].value))
+  apply_inputs(frame)
   if log_state then
     local iram = {}
     for i = 0, 63 do iram[#iram + 1] = string.format("%02X", internal_ram:read_u8(i)) end

@@ -37,6 +37,7 @@ def _run_on_mame(name: str, region: str) -> MameRun:
         reads=spec.reads,
         pixels=spec.pixels,
         state=True,
+        inputs=spec.inputs,
     )
 
 
@@ -78,6 +79,7 @@ def emulator_run(name: str, region: str) -> EmulatorRun:
         slot=spec.slot,
         reads=spec.reads,
         pixels=spec.pixels,
+        inputs=spec.inputs,
     )
 
 

@@ -184,3 +184,17 @@ def test_collision_reads_report_overlaps():
     reads = [a for a in mame_run("video_objects", "ntsc").trace.reads() if a.addr == 0xA2]
     assert len(reads) >= SPECS["video_objects"].frames - 2
     assert len({a.data for a in reads}) > 4
+
+
+def test_pressed_keys_and_sticks_reach_the_ports():
+    writes = [a for a in mame_run("input_read", "ntsc").trace.writes() if a.p1 == 0xA8 and a.addr < 0x20]
+    by_frame: dict[int, dict[int, int]] = {}
+    for access in writes:
+        by_frame.setdefault(access.frame, {})[access.addr] = access.data
+    assert by_frame[10][4 * 4] == 0xF4  # row 4, nothing pressed: P24-P27 = 1
+    assert by_frame[30][4 * 4] == 0xE4  # A (row 4 bit 0) pressed at frame 20: P24 = 0, 7 - 0 = 7
+    assert by_frame[70][0] == 0x00  # 3 and 7 pressed: the encoder reports the highest, 7
+    assert by_frame[90][0] == 0x80  # only 3 left: 7 - 3 = 4
+    assert by_frame[135][0 * 4 + 1] == 0xFE  # JOY.0 up answers select 0
+    assert by_frame[165][1 * 4 + 1] == 0xF3  # JOY.1 down + left answer select 1
+    assert by_frame[165][0 * 4 + 1] == 0xFF
