@@ -94,6 +94,7 @@ class Console:
         self._fetch_listeners: list[BusListener] = []
         self._view: bytes | None = None
         self._latched_banks = cart.type.bank_select == "latch_p10"  # MOVX writes can switch banks
+        self._vdc_read_horizon = hasattr(self.vdc, "read_horizon") and hasattr(self.vdc, "peek")
         self.p1 = 0xFF
         self.p2 = 0xFF
         self.bus = 0xFF
@@ -108,7 +109,9 @@ class Console:
             value &= self.ram[address]
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.read(address, cycle)
-            self.cpu.stop = 0  # the read may have moved VDC events (e.g. released /INT)
+            cpu = self.cpu
+            if self._vdc_read_horizon or (cpu.xirq_enabled and not cpu.irq_in_progress):
+                cpu.stop = 0  # re-check /INT events; let step() try to skip a polling loop
         if self._listeners:
             self._notify(BusAccess(cycle, READ, address, value, p1))
         return value
@@ -123,7 +126,9 @@ class Console:
                 self._refresh_program()
         if not p1 & P1_VDC_DISABLE:
             self.vdc.write(address, value, cycle)
-            self.cpu.stop = 0  # the write may have moved VDC events (e.g. interrupt enables)
+            cpu = self.cpu
+            if cpu.xirq_enabled and not cpu.irq_in_progress:
+                cpu.stop = 0  # the write may have moved the next /INT (e.g. sound interrupt enable)
         if self._listeners:
             self._notify(BusAccess(cycle, WRITE, address, value, p1))
 
@@ -172,21 +177,33 @@ class Console:
         next_irq_event = getattr(self.vdc, "next_irq_event", None)
         return self.vdc.next_event(cycle) if next_irq_event is None else next_irq_event(cycle)
 
-    def read_horizon(self, address: int, cycle: int) -> int:
+    def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """First cycle after a MOVX read at `cycle` at which reading `address` again (with no write
-        in between) might return another value or change the VDC. Cartridge and RAM answers only
-        change with P1, P2 or a write, which a skippable polling loop never does."""
+        in between) might differ in the bits of `mask`, or have side effects. Cartridge and RAM
+        answers only change with P1, P2 or a write, which a skippable polling loop never does."""
         if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             return NEVER
-        horizon = getattr(self.vdc, "read_horizon", None)
-        return cycle if horizon is None else horizon(address, cycle)
+        if not self._vdc_read_horizon:
+            return cycle
+        return self.vdc.read_horizon(address, cycle, mask)
 
-    def repeat_reads(self, address: int, value: int, first: int, period: int, count: int) -> None:
+    def peek_read(self, address: int, cycle: int) -> int:
+        """What `movx_read(address, cycle)` would return, without side effects or bus records."""
+        p1 = self.p1
+        value = self.cart.read(address, p1, self.p2)
+        if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
+            value &= self.ram[address]
+        if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            value &= self.vdc.peek(address, cycle)
+        return value
+
+    def repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
         """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners."""
         if self._listeners:
             p1 = self.p1
             for index in range(count):
-                self._notify(BusAccess(first + index * period, READ, address, value, p1))
+                cycle = first + index * period
+                self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
 
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:
@@ -199,6 +216,9 @@ class Console:
         if view is not self._view:
             self._view = view
             self.prog[PROGRAM_START:] = view
+            cpu = getattr(self, "cpu", None)
+            if cpu is not None:
+                cpu.code_changed()
 
     def _notify(self, access: BusAccess) -> None:
         for listener in self._listeners:

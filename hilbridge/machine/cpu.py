@@ -17,8 +17,10 @@ stamped with the machine cycle at which the access happens:
     t0(cycle) -> bool   t1(cycle) -> bool   irq(cycle) -> bool  (the /INT line, level)
     next_event(cycle) -> int    first cycle > cycle at which t1()/irq() can change by itself
     next_irq_event(cycle) -> int   the same for irq() alone
-    read_horizon(address, cycle) -> int   first cycle at which re-reading `address` may differ
-    repeat_reads(address, value, first, period, count)   report reads skipped in a polling loop
+    read_horizon(address, cycle, mask) -> int   first cycle at which re-reading `address` may
+                                differ in the bits of `mask` (or a read would have side effects)
+    peek_read(address, cycle) -> int   what a read would return, without side effects
+    repeat_reads(address, first, period, count)   report reads skipped in a polling loop
     program_fetch(address, cycle)           only called while fetch tracing is on
 
 Program memory is one 4 KB bytearray, `prog`, that the board keeps up to date (BIOS + the current
@@ -306,6 +308,7 @@ class Cpu:
         "p1",
         "p2",
         "pc",
+        "poll_paths",
         "prog",
         "psw",
         "ram",
@@ -339,6 +342,7 @@ class Cpu:
         self.target = NEVER
         self.last_read_pc = -1
         self.spin = -1
+        self.poll_paths: dict[tuple[int, ...], tuple[int, int] | None] = {}
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -526,8 +530,11 @@ class Cpu:
             or self._interrupt_pending(cycle)
         ):
             self.stop = cycle
+        elif self.xirq_enabled and not self.irq_in_progress:
+            # only a rising /INT can make an interrupt pending; T1 is sampled where it is tested
+            self.stop = min(self.timer_event, self.board.next_irq_event(cycle))
         else:
-            self.stop = min(self.timer_event, self.board.next_event(cycle))
+            self.stop = self.timer_event
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
@@ -594,34 +601,43 @@ class Cpu:
     def _skip_polling_loop(self) -> None:
         """Jump over whole iterations of a loop that polls one MOVX address and changes nothing else.
 
-        Called right after `MOVX A,@Ri` at X returned `value`. If, with A = value, the code from X+1
-        leads back to X through `POLL_SAFE` instructions only (no writes, no ports, no flags), the
-        next iteration repeats this one exactly as long as a read of the address returns the same
-        value (the board's `read_horizon`) and no interrupt, timer overflow or run target intervenes.
-        The skipped reads are replayed to the bus listeners, so the result equals stepping.
+        Called right after `MOVX A,@Ri` at X. If the code from X+1 leads back to X through
+        `POLL_SAFE` instructions only (no writes, no ports, no flags), every iteration takes the same
+        path as long as the bits of the polled value that the path looks at (`care`) stay the same,
+        and A is dead at X (the MOVX overwrites it). The board's `read_horizon(address, cycle, care)`
+        says until when that holds; iterations are skipped up to there, the next /INT rise (with
+        interrupts enabled), a timer overflow or the run target. A ends as the last skipped read
+        would have left it (`peek_read`), and skipped reads are replayed to the bus listeners.
         """
         if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
             return
         pc, cycle = self.pc, self.cycle
         movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
         opcode = self.prog[movx_pc]
-        if opcode not in (0x80, 0x81):
+        if opcode not in (0x80, 0x81) or self._interrupt_pending(cycle):
             return
+        key = (movx_pc, self.a, self.psw, self.f1, self.jump_a11)
+        path = self.poll_paths.get(key, False)
+        if path is False:
+            path = self.poll_paths[key] = self._poll_path(pc, movx_pc, self.a)
+        if path is None:
+            return
+        period, care = path
         address = self.ram[self.rb | (opcode & 1)]
         board = self.board
-        horizon = min(self.target, self.timer_event, board.read_horizon(address, cycle))
-        if horizon - cycle < 8 or self._interrupt_pending(cycle):
-            return
-        period = self._poll_period(pc, movx_pc, self.a)
-        if period is None:
-            return
+        horizon = min(self.target, self.timer_event, board.read_horizon(address, cycle, care))
         if self.xirq_enabled and not self.irq_in_progress:
             horizon = min(horizon, board.next_irq_event(cycle))
         count = (horizon - 1 - cycle) // period
         if count <= 0:
             return
-        board.repeat_reads(address, self.a, cycle + period, period, count)
+        board.repeat_reads(address, cycle + period, period, count)
         self.cycle = cycle + count * period
+        self.a = board.peek_read(address, self.cycle)
+
+    def code_changed(self) -> None:
+        """The program memory changed (bank switch): forget the analysed polling loops."""
+        self.poll_paths.clear()
 
     def _skip_spin_loop(self) -> None:
         """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`).
@@ -651,14 +667,17 @@ class Cpu:
         if count > 0:
             self.cycle = cycle + 2 * count
 
-    def _poll_period(self, pc: int, head: int, a: int) -> int | None:
-        """Cycles from X+1 back to the MOVX at `head` (plus its own 2), or None if not a pure poll."""
+    def _poll_path(self, pc: int, head: int, a: int) -> tuple[int, int] | None:
+        """(cycles per iteration, bits of the polled value the path depends on) for the loop from
+        X+1 back to the MOVX at `head`, with A = `a` after the MOVX; None if it is not a pure poll."""
         prog = self.prog
         psw = self.psw
         period = CYCLES[prog[head]]
+        live = 0xFF  # bits of A that are still the polled value's own bits
+        care = 0
         for _ in range(POLL_MAX_INSTRUCTIONS):
             if pc == head:
-                return period
+                return period, care
             opcode = prog[pc]
             kind = POLL_SAFE.get(opcode)
             if kind is None:
@@ -669,33 +688,44 @@ class Cpu:
             after = (operand_pc & 0x800) | ((operand_pc + 1) & 0x7FF)
             if kind == "nop":
                 pc = operand_pc
-            elif kind == "anl":
+                continue
+            if kind == "anl":
                 a &= arg
+                live &= arg
                 pc = after
-            elif kind == "orl":
+                continue
+            if kind == "orl":
                 a |= arg
+                live &= ~arg
                 pc = after
-            elif kind == "xrl":
+                continue
+            if kind == "xrl":
                 a ^= arg
                 pc = after
-            elif kind == "jmp":
+                continue
+            if kind == "jmp":
                 pc = ((opcode >> 5) << 8) | arg | self.jump_a11
-            else:  # conditional jump on A or on a flag the loop cannot change
-                if kind == "jb":
-                    taken = a & (1 << (opcode >> 5))
-                elif kind == "jz":
-                    taken = not a
-                elif kind == "jnz":
-                    taken = a
-                elif kind == "jc":
-                    taken = psw & 0x80
-                elif kind == "jnc":
-                    taken = not psw & 0x80
-                elif kind == "jf0":
-                    taken = psw & 0x20
-                else:
-                    taken = self.f1
-                pc = (operand_pc & 0xF00) | arg if taken else after
+                continue
+            # conditional jump on A or on a flag the loop cannot change
+            if kind == "jb":
+                bit = 1 << (opcode >> 5)
+                care |= live & bit
+                taken = a & bit
+            elif kind == "jz":
+                care |= live
+                taken = not a
+            elif kind == "jnz":
+                care |= live
+                taken = a
+            elif kind == "jc":
+                taken = psw & 0x80
+            elif kind == "jnc":
+                taken = not psw & 0x80
+            elif kind == "jf0":
+                taken = psw & 0x20
+            else:
+                taken = self.f1
+            pc = (operand_pc & 0xF00) | arg if taken else after
         return None
 
     def run_until(self, target: int) -> None:

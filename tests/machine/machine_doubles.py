@@ -59,7 +59,12 @@ class ScriptedVdc:
         index = bisect.bisect_right(self.irq_at, cycle)
         return self.irq_at[index] if index < len(self.irq_at) else NEVER
 
-    def read_horizon(self, address: int, cycle: int) -> int:
+    def peek(self, address: int, cycle: int) -> int:
+        if address == 0xA1:
+            return 0x08 if self.irq(cycle) else 0x00
+        return self.registers[address]
+
+    def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """A1 (the only register with side effects here) reads the same until /INT next rises."""
         if address != 0xA1:
             return NEVER
