@@ -106,6 +106,7 @@ class Picture:
         self.full_collisions: int | None = None
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
+        self._pixels: np.ndarray | None = None
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -127,7 +128,6 @@ class Picture:
         if self.objects_on:
             self._draw_major()
             self._draw_minor()
-        self.pixels = self._paint()
         self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
         self.overlap_lines = self.overlap.any(axis=1).tolist()
         self.full_overlap = any(self.overlap_lines)
@@ -138,7 +138,14 @@ class Picture:
             setattr(self, name, getattr(layout, name))
         self.overlap_lines = layout.overlap_lines
         self.full_overlap = layout.full_overlap
-        self.pixels = self._paint()
+
+    @property
+    def pixels(self) -> np.ndarray:
+        """(243, 360) palette indices, painted the first time a span of this picture is drawn."""
+        if self._pixels is None:
+            self._build()
+            self._pixels = self._paint()
+        return self._pixels
 
     def _paint(self) -> np.ndarray:
         """Palette index of every visible pixel: background, grid, characters, sprites 3 -> 0."""
@@ -249,22 +256,29 @@ class Picture:
             return
         enable = self.enable
         width = VISIBLE_WIDTH
-        grid = self.grid[:, :width]
-        major = self.major_opaque[:, :width]
-        bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        # only lines with a character or sprite pixel can collide (grid pixels never test), so
+        # the work is done on those lines alone
+        major_full = self.major_opaque[:, :width]
+        object_lines = major_full.any(axis=1)
+        for _index, _zoomed, full_mask in self.sprites:
+            object_lines |= full_mask[:, :width].any(axis=1)
+        rows = np.flatnonzero(object_lines)
+        grid = self.grid[rows, :width]
+        major = major_full[rows]
+        bits = np.zeros((len(rows), width), dtype=np.uint8)
         bits[major & ((grid & enable) != 0)] |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
             bits |= np.where(major, grid, 0).astype(np.uint8)
         source = grid.astype(np.uint16) | np.where(major, SOURCE_MAJOR, 0).astype(np.uint16)
         for index, zoomed, full_mask in self.sprites:
-            mask = full_mask[:, :width]
+            mask = full_mask[rows, :width]
             own = 1 << index
             bits[mask & ((source & enable) != 0)] |= own
             if enable & own:
                 bits |= np.where(mask, source & 0xFF, 0).astype(np.uint8)
             source[mask] |= (0x101 if zoomed else 1) << index
         left, here = source[:, :-1], source[:, 1:]
-        edge = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        edge = np.zeros((len(rows), width), dtype=np.uint8)
         on_major = (here & SOURCE_MAJOR) != 0
         edge[:, 1:][on_major & ((left & enable & EDGE_LEFT_OF_MAJOR) != 0)] |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
@@ -272,10 +286,13 @@ class Picture:
         unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
         edge[:, 1:] |= np.where((left & enable & EDGE_LEFT_OF_SPRITE) != 0, unzoomed, 0).astype(np.uint8)
         edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & EDGE_LEFT_OF_SPRITE, 0).astype(np.uint8)
-        self.source_map = source
-        self.draw_bits = bits
-        self.edge_bits = edge
-        self.combined_bits = (bits | edge).ravel()
+        self.source_map = self.grid[:, :width].astype(np.uint16)
+        self.source_map[rows] = source
+        self.draw_bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        self.draw_bits[rows] = bits
+        self.edge_bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
+        self.edge_bits[rows] = edge
+        self.combined_bits = (self.draw_bits | self.edge_bits).ravel()
         self.full_collisions = int(np.bitwise_or.reduce(self.combined_bits))
 
     def overlap_positions(self) -> np.ndarray:
@@ -345,7 +362,6 @@ class Picture:
         return value
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        self._build()
         return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
 
 
