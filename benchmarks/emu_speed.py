@@ -24,6 +24,7 @@ from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.vdc import Vdc
 from hilbridge.toolchain.assembler import assemble_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,8 +76,8 @@ def carts(names: list[str]) -> list[tuple[str, bytes, str | None]]:
     return [cart for cart in found if not names or cart[0] in names]
 
 
-def ours(image: bytes, slot: str | None, region: str, frames: int) -> float:
-    console = Console(load_cartridge(image, slot), region=region)
+def ours(image: bytes, slot: str | None, region: str, frames: int, draw: bool = True) -> float:
+    console = Console(load_cartridge(image, slot), region=region, vdc=Vdc(REGIONS[region], draw=draw))
     started = time.perf_counter()
     console.run_frames(frames)
     return frames / (time.perf_counter() - started)
@@ -117,19 +118,23 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=600)
     parser.add_argument("--region", choices=sorted(MAME_SYSTEMS), default="ntsc")
     parser.add_argument("--no-mame", action="store_true", help="skip the MAME reference")
+    parser.add_argument("--no-picture", action="store_true", help="also time the VDC with drawing off")
     options = parser.parse_args()
     mame = None if options.no_mame else shutil.which("mame", path="/usr/games:/usr/bin:/usr/local/bin")
     floor = REAL_TIME_FLOOR * float(REGIONS[options.region].frame_rate_hz)
     print(f"{options.frames} frames, {options.region}; floor {floor:.0f} frames/s (10x real time)")
-    print(f"{'cart':16s} {'ours f/s':>9s} {'MAME f/s':>9s} {'ours/MAME':>9s}  floor")
+    print(f"{'cart':16s} {'ours f/s':>9s} {'MAME f/s':>9s} {'ours/MAME':>9s}  floor", end="")
+    print(f"  {'no picture':>10s}" if options.no_picture else "")
     for name, image, slot in carts(options.names):
         speed = ours(image, slot, options.region, options.frames)
+        plain = ours(image, slot, options.region, options.frames, draw=False) if options.no_picture else None
         reference = (
             mame_fps(mame, image, options.region, options.frames) if mame and slot != "o2_ktaa" else None
         )
         ratio = f"{speed / reference:9.3f}" if reference else f"{'-':>9s}"
         shown = f"{reference:9.0f}" if reference else f"{'-':>9s}"
-        print(f"{name:16s} {speed:9.0f} {shown} {ratio}  {'ok' if speed >= floor else 'BELOW'}")
+        verdict = "ok   " if speed >= floor else "BELOW"
+        print(f"{name:16s} {speed:9.0f} {shown} {ratio}  {verdict}" + (f" {plain:10.0f}" if plain else ""))
 
 
 if __name__ == "__main__":
