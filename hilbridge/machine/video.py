@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -114,21 +115,19 @@ class Picture:
             return
         self._built = True
         r = self.registers
-        lines, width = VISIBLE_LINES, _PAD_WIDTH
         if self.layout is not None:
             self._share_layout(self.layout)
             return
-        self.grid = np.zeros((lines, width), dtype=np.uint8)
-        if r[CONTROL] & CONTROL_GRID:
-            self._draw_grid()
-        self.major_cover = np.zeros((lines, width), dtype=np.uint8)
-        self.major_opaque = np.zeros((lines, width), dtype=bool)
-        self.major_colour = np.zeros((lines, width), dtype=np.uint8)
+        # grid and characters change less often than sprites: their layers are shared (read-only)
+        grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
+        self.grid = grid_layer(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
+        major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters and self.objects_on])
+        if not self.objects_on:
+            major_key = b""
+        self.major_cover, self.major_opaque, self.major_colour, self.overlap = major_layers(major_key)
         self.sprites: list[tuple[int, bool, np.ndarray]] = []  # (index, zoomed, mask) in draw order
         if self.objects_on:
-            self._draw_major()
             self._draw_minor()
-        self.overlap = np.ascontiguousarray(self.major_cover[:, :VISIBLE_WIDTH] >= 2)
         self.overlap_lines = self.overlap.any(axis=1).tolist()
         self.full_overlap = any(self.overlap_lines)
 
@@ -156,67 +155,6 @@ class Picture:
         for index, _zoomed, mask in self.sprites:
             pixels[mask] = 8 + (r[4 * index + 2] >> 3 & 7)
         return np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
-
-    def _draw_grid(self) -> None:
-        r = self.registers
-        grid = self.grid
-        control = r[CONTROL]
-        for row in range(9):
-            top = GRID_Y0 + row * GRID_CELL_LINES
-            band = grid[top : top + 3]
-            for column in range(9):
-                bars = (r[0xD0 + column] & 1) << 8 | r[0xC0 + column]
-                if bars >> row & 1:
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    band[:, x : x + (GRID_CELL_UNITS + 2) * 2] |= SOURCE_HORIZONTAL_GRID
-            if control & CONTROL_DOTS:
-                for column in range(10):
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    band[:, x : x + 4] |= SOURCE_HORIZONTAL_GRID
-        bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
-        for row in range(8):
-            top = GRID_Y0 + row * GRID_CELL_LINES
-            for column in range(10):
-                if r[0xE0 + column] >> row & 1:
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    grid[top : top + GRID_CELL_LINES, x : x + bar_units * 2] |= SOURCE_VERTICAL_GRID
-
-    def _major_objects(self) -> list[tuple[int, int, int, int, int]]:
-        """(y, x_px, pointer9, colour, height_pointer) of every major character, in drawing order."""
-        r = self.registers
-        objects = []
-        for quad in range(3, -1, -1):
-            base = 0x40 + 16 * quad
-            y, x = r[base], (r[base + 1] + 5) * 2
-            height_pointer = r[base + 12 + 2]  # the 4th character's pointer sets the height
-            for char in range(4):
-                pointer, attribute = r[base + 4 * char + 2], r[base + 4 * char + 3]
-                colour = 8 + (attribute >> 1 & 7)
-                objects.append((y, x + 32 * char, pointer | (attribute & 1) << 8, colour, height_pointer))
-        for char in range(11, -1, -1):
-            base = 0x10 + 4 * char
-            y, x, pointer, attribute = r[base], (r[base + 1] + 5) * 2, r[base + 2], r[base + 3]
-            objects.append((y, x, pointer | (attribute & 1) << 8, 8 + (attribute >> 1 & 7), pointer))
-        return objects
-
-    def _draw_major(self) -> None:
-        rom = np.frombuffer(charset_rom(), dtype=np.uint8)
-        cover, opaque, colours = self.major_cover, self.major_opaque, self.major_colour
-        for y, x, pointer9, colour, height_pointer in self._major_objects():
-            if self.hides_high_characters and y < NTSC_HIDDEN_Y:
-                continue
-            height = 7 - (((y >> 1) + height_pointer) & 7) or 8
-            bottom = min(y + 2 * height, VISIBLE_LINES)
-            if y >= bottom:
-                continue
-            scanlines = np.arange(y, bottom)
-            rows = rom[(pointer9 + (y >> 1) + ((scanlines - y) >> 1)) & 0x1FF]
-            bits = np.repeat(np.unpackbits(rows[:, None], axis=1).astype(bool), 2, axis=1)
-            cell = (slice(y, bottom), slice(x, x + 16))
-            cover[cell] += 1
-            fresh = bits & ~opaque[cell]
-            colours[cell][fresh] = colour
-            opaque[cell] |= bits
 
     def _draw_minor(self) -> None:
         r = self.registers
@@ -363,6 +301,87 @@ class Picture:
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
         return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
+
+
+@lru_cache(maxsize=32)
+def grid_layer(key: bytes) -> np.ndarray:
+    """Source bits of the grid (0x20 horizontal bars and dots, 0x10 vertical bars) per pixel.
+
+    key: A0 & (grid | dots | wide bars), then registers C0-EF."""
+    control, r = key[0], bytearray(0xC0) + key[1:]
+    grid = np.zeros((VISIBLE_LINES, _PAD_WIDTH), dtype=np.uint8)
+    if control & CONTROL_GRID:
+        for row in range(9):
+            top = GRID_Y0 + row * GRID_CELL_LINES
+            band = grid[top : top + 3]
+            for column in range(9):
+                bars = (r[0xD0 + column] & 1) << 8 | r[0xC0 + column]
+                if bars >> row & 1:
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    band[:, x : x + (GRID_CELL_UNITS + 2) * 2] |= SOURCE_HORIZONTAL_GRID
+            if control & CONTROL_DOTS:
+                for column in range(10):
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    band[:, x : x + 4] |= SOURCE_HORIZONTAL_GRID
+        bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
+        for row in range(8):
+            top = GRID_Y0 + row * GRID_CELL_LINES
+            for column in range(10):
+                if r[0xE0 + column] >> row & 1:
+                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+                    grid[top : top + GRID_CELL_LINES, x : x + bar_units * 2] |= SOURCE_VERTICAL_GRID
+    grid.setflags(write=False)
+    return grid
+
+
+def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
+    """(y, x_px, pointer9, colour, height_pointer) of every major character, in drawing order
+    (`r` holds registers 10-7F at offsets 0-6F)."""
+    objects = []
+    for quad in range(3, -1, -1):
+        base = 0x30 + 16 * quad
+        y, x = r[base], (r[base + 1] + 5) * 2
+        height_pointer = r[base + 12 + 2]  # the 4th character's pointer sets the height
+        for char in range(4):
+            pointer, attribute = r[base + 4 * char + 2], r[base + 4 * char + 3]
+            colour = 8 + (attribute >> 1 & 7)
+            objects.append((y, x + 32 * char, pointer | (attribute & 1) << 8, colour, height_pointer))
+    for char in range(11, -1, -1):
+        base = 4 * char
+        y, x, pointer, attribute = r[base], (r[base + 1] + 5) * 2, r[base + 2], r[base + 3]
+        objects.append((y, x, pointer | (attribute & 1) << 8, 8 + (attribute >> 1 & 7), pointer))
+    return objects
+
+
+@lru_cache(maxsize=32)
+def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(cells covered, opaque, colour of the first opaque pixel, overlap) of the major system.
+
+    key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
+    shape = (VISIBLE_LINES, _PAD_WIDTH)
+    cover, opaque, colours = np.zeros(shape, np.uint8), np.zeros(shape, bool), np.zeros(shape, np.uint8)
+    if key:
+        rom = np.frombuffer(charset_rom(), dtype=np.uint8)
+        hide_high = bool(key[-1])
+        for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
+            if hide_high and y < NTSC_HIDDEN_Y:
+                continue
+            height = 7 - (((y >> 1) + height_pointer) & 7) or 8
+            bottom = min(y + 2 * height, VISIBLE_LINES)
+            if y >= bottom:
+                continue
+            scanlines = np.arange(y, bottom)
+            rows = rom[(pointer9 + (y >> 1) + ((scanlines - y) >> 1)) & 0x1FF]
+            bits = np.repeat(np.unpackbits(rows[:, None], axis=1).astype(bool), 2, axis=1)
+            cell = (slice(y, bottom), slice(x, x + 16))
+            cover[cell] += 1
+            fresh = bits & ~opaque[cell]
+            colours[cell][fresh] = colour
+            opaque[cell] |= bits
+    overlap = np.ascontiguousarray(cover[:, :VISIBLE_WIDTH] >= 2)
+    for layer in (cover, opaque, colours, overlap):
+        layer.setflags(write=False)
+    return cover, opaque, colours, overlap
 
 
 @dataclass(slots=True)
