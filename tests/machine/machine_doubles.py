@@ -12,10 +12,14 @@ NEVER = 1 << 62
 
 class ScriptedVdc:
     """The `Vdc` interface with scripted signals: /INT asserted at given cycles until A1 is read,
-    T1 high on a fixed period, a plain register file for everything else."""
+    T1 high on a fixed period, A1 bit 0 ("hstatus") toggling every `hstatus_period` cycles (0: never),
+    a plain register file for everything else."""
 
-    def __init__(self, irq_at: tuple[int, ...] = (), t1_period: int = 23, t1_high: int = 4) -> None:
+    def __init__(
+        self, irq_at: tuple[int, ...] = (), t1_period: int = 23, t1_high: int = 4, hstatus_period: int = 0
+    ) -> None:
         self.irq_at = sorted(irq_at)
+        self.hstatus_period = hstatus_period
         self.t1_period = t1_period
         self.t1_high = t1_high
         self.registers = bytearray(256)
@@ -59,9 +63,12 @@ class ScriptedVdc:
         index = bisect.bisect_right(self.irq_at, cycle)
         return self.irq_at[index] if index < len(self.irq_at) else NEVER
 
+    def _hstatus(self, cycle: int) -> int:
+        return (cycle // self.hstatus_period) & 1 if self.hstatus_period else 0
+
     def peek(self, address: int, cycle: int) -> int:
         if address == 0xA1:
-            return 0x08 if self.irq(cycle) else 0x00
+            return (0x08 if self.irq(cycle) else 0x00) | self._hstatus(cycle)
         return self.registers[address]
 
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
@@ -69,12 +76,15 @@ class ScriptedVdc:
         if address != 0xA1:
             return NEVER
         index = bisect.bisect_right(self.irq_at, cycle)
-        return self.irq_at[index] if index < len(self.irq_at) else NEVER
+        horizon = self.irq_at[index] if index < len(self.irq_at) else NEVER
+        if mask & 0x01 and self.hstatus_period:
+            horizon = min(horizon, (cycle // self.hstatus_period + 1) * self.hstatus_period)
+        return horizon
 
     def read(self, address: int, cycle: int) -> int:
         self.reads += 1
         if address == 0xA1:
-            value = 0x08 if self.irq(cycle) else 0x00
+            value = (0x08 if self.irq(cycle) else 0x00) | self._hstatus(cycle)
             self.acknowledged = cycle
             return value
         return self.registers[address]

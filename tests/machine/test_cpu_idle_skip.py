@@ -63,8 +63,8 @@ irq:    sel rb1
 }
 
 
-def run(source: str, skip: bool, frames: int = 8):
-    vdc = ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4)
+def run(source: str, skip: bool, frames: int = 8, hstatus_period: int = 0):
+    vdc = ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4, hstatus_period=hstatus_period)
     console = Console(load_cartridge(assemble_cart(source), "o2_rom"), vdc=vdc)
     console.cpu.skip_idle = skip
     records: list = []
@@ -150,3 +150,51 @@ def test_spin_loop_skipping_gives_the_same_records_as_stepping(name):
     stepped = run(SPINNERS[name], skip=False, frames=4)
     assert skipped[:3] == stepped[:3]
     assert len(skipped[2]) >= 4
+
+
+POLL_A_BIT_ZERO = """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+        mov r0,#0A1h
+wait:   movx a,@r0
+        jb0 wait
+        jb3 vbl
+        jmp wait
+vbl:    mov r1,#0A3h
+        movx @r1,a
+        jmp wait
+"""
+
+
+@pytest.mark.parametrize(("name", "source"), [*sorted(POLLERS.items()), ("jb0", POLL_A_BIT_ZERO)])
+def test_skipping_across_changes_of_ignored_status_bits_is_exact(name, source):
+    # A1 bit 0 toggles every 11 cycles: loops that ignore it skip across, the one testing it cannot
+    skipped = run(source, skip=True, hstatus_period=11)
+    stepped = run(source, skip=False, hstatus_period=11)
+    assert skipped[:3] == stepped[:3]
+    assert {r.value & 1 for r in stepped[0] if r.kind == "R"} == {0, 1}
+
+
+@pytest.mark.parametrize(
+    ("body", "value", "care"),
+    [
+        ("jb3 exit\n        jmp wait", 0x00, 0x08),
+        ("anl a,#0Ch\n        jz wait", 0x00, 0x0C),
+        ("orl a,#0F0h\n        xrl a,#0FFh\n        jz wait", 0x0F, 0x0F),
+        ("jnz wait", 0x01, 0xFF),
+        ("anl a,#80h\n        jb3 exit\n        jnz wait", 0x80, 0x80),
+    ],
+)
+def test_the_poll_path_knows_which_bits_of_the_read_it_depends_on(body, value, care):
+    source = f"""
+        org 400h
+        mov r0,#0A1h
+wait:   movx a,@r0
+        {body}
+exit:   jmp exit
+"""
+    console = Console(load_cartridge(assemble_cart(source), "o2_rom"), vdc=ScriptedVdc(t1_period=0))
+    head = 0x402
+    path = console.cpu._poll_path(head + 1, head, value)
+    assert path is not None and path[1] == care
