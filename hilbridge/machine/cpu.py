@@ -523,22 +523,18 @@ class Cpu:
         """The first end-of-instruction cycle the fast loop must not reach without `step()`."""
         cycle = self.cycle
         if (
-            self.trace_fetches
+            self.timer_mode == COUNTER_RUNNING
+            or self.trace_fetches
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
             or self.spin >= 0  # a spin loop just branched back: step() may skip it
             or self._interrupt_pending(cycle)
         ):
             self.stop = cycle
-            return
-        stop = self.timer_event
-        if self.xirq_enabled and not self.irq_in_progress:
+        elif self.xirq_enabled and not self.irq_in_progress:
             # only a rising /INT can make an interrupt pending; T1 is sampled where it is tested
-            stop = min(stop, self.board.next_irq_event(cycle))
-        if self.timer_mode == COUNTER_RUNNING:
-            # the counter only moves on a falling T1 edge: run fast while T1 keeps the value of the
-            # last sample (cycle - 1); only bit 0 of the history matters for the next edge
-            stop = min(stop, self.board.next_event(cycle - 1))
-        self.stop = stop
+            self.stop = min(self.timer_event, self.board.next_irq_event(cycle))
+        else:
+            self.stop = self.timer_event
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
