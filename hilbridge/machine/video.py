@@ -149,12 +149,15 @@ class Picture:
     def _paint(self) -> np.ndarray:
         """Palette index of every visible pixel: background, grid, characters, sprites 3 -> 0."""
         r = self.registers
-        pixels = np.full((VISIBLE_LINES, _PAD_WIDTH), background_colour(r[COLOUR]), dtype=np.uint8)
-        pixels[self.grid != 0] = grid_colour(r[COLOUR])
-        pixels[self.major_opaque] = self.major_colour[self.major_opaque]
-        for index, _zoomed, mask in self.sprites:
-            pixels[mask] = 8 + (r[4 * index + 2] >> 3 & 7)
-        return np.ascontiguousarray(pixels[:, :VISIBLE_WIDTH])
+        width = VISIBLE_WIDTH
+        grid = self.grid[:, :width]
+        pixels = np.where(grid != 0, grid_colour(r[COLOUR]), background_colour(r[COLOUR])).astype(np.uint8)
+        if self.objects_on:
+            major = self.major_opaque[:, :width]
+            np.copyto(pixels, self.major_colour[:, :width], where=major)
+            for index, _zoomed, mask in self.sprites:
+                pixels[mask[:, :width]] = 8 + (r[4 * index + 2] >> 3 & 7)
+        return pixels
 
     def _draw_minor(self) -> None:
         r = self.registers
