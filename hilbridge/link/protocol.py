@@ -198,11 +198,12 @@ def encode_frame(frame_type: int, seq: int, payload: bytes = b"") -> bytes:
     """The wire bytes of one frame, delimiter included."""
     if len(payload) > MAX_PAYLOAD:
         raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    body = bytes((frame_type, seq)) + payload
-    return cobs.encode(body + zlib.crc32(body).to_bytes(4, "little")) + DELIMITER
+    header = bytes((frame_type, seq))
+    crc = zlib.crc32(payload, zlib.crc32(header))
+    return cobs.encode(b"".join((header, payload, crc.to_bytes(4, "little")))) + DELIMITER
 
 
-def decode_frame(encoded: bytes) -> Frame:
+def decode_frame(encoded: bytes | bytearray) -> Frame:
     """One frame from the bytes between two delimiters; FramingError for anything invalid."""
     if len(encoded) > MAX_ENCODED_FRAME:
         raise FramingError(f"frame of {len(encoded)} bytes is longer than any valid frame")
@@ -212,10 +213,11 @@ def decode_frame(encoded: bytes) -> Frame:
         raise FramingError(f"bad COBS encoding: {error}") from None
     if len(raw) < HEADER_SIZE + CRC_SIZE:
         raise FramingError(f"frame of {len(raw)} bytes is too short")
-    body, crc = raw[:-CRC_SIZE], raw[-CRC_SIZE:]
-    if zlib.crc32(body) != int.from_bytes(crc, "little"):
-        raise FramingError("CRC mismatch")
-    return Frame(body[0], body[1], bytes(body[2:]))
+    end = len(raw) - CRC_SIZE
+    with memoryview(raw) as view:
+        if zlib.crc32(view[:end]) != int.from_bytes(view[end:], "little"):
+            raise FramingError("CRC mismatch")
+    return Frame(raw[0], raw[1], raw[HEADER_SIZE:end])
 
 
 class FrameDecoder:
@@ -246,7 +248,7 @@ class FrameDecoder:
             if not piece:
                 continue
             try:
-                frames.append(decode_frame(bytes(piece)))
+                frames.append(decode_frame(piece))
             except FramingError as error:
                 self.bad += 1
                 self.last_error = error
