@@ -16,12 +16,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from importlib import resources
+from os import PathLike
 from typing import Any
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.machine.bios import Bios, boot_bios, check_bios
+from hilbridge.machine.bios import Bios, boot_bios, check_bios, read_bios
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
-from hilbridge.machine.cartridge import PROGRAM_START, Cartridge
+from hilbridge.machine.cartridge import PROGRAM_START, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.timing import REGIONS, Region
 
@@ -62,8 +63,8 @@ class Console:
 
     def __init__(
         self,
-        cart: Cartridge,
-        bios: Bios | bytes | None = None,
+        cart: Cartridge | bytes | str | PathLike[str],
+        bios: Bios | bytes | str | PathLike[str] | None = None,
         region: str | Region = "ntsc",
         *,
         vdc: Any = None,
@@ -73,10 +74,16 @@ class Console:
                 raise HilbridgeError(f"unknown region {region!r} (choose {', '.join(REGIONS)})")
             region = REGIONS[region]
         self.region: Region = region
+        if isinstance(cart, bytes | bytearray):
+            cart = load_cartridge(bytes(cart))
+        elif not isinstance(cart, Cartridge):
+            cart = read_cartridge(cart)
         if bios is None:
             bios = boot_bios()
         elif isinstance(bios, bytes | bytearray):
             bios = check_bios(bytes(bios))
+        elif not isinstance(bios, Bios):
+            bios = read_bios(bios)
         self.bios: Bios = bios
         self.cart = cart
         self.vdc = vdc if vdc is not None else _default_vdc(region)

@@ -203,3 +203,12 @@ def test_fetch_listener_sees_every_cartridge_byte_the_cpu_reads():
         ("F", 0x500, 0x00),
     ]
     assert fetches[0].cycle == 2  # stamped at the start of the instruction, after the BIOS JMP
+
+
+def test_console_takes_a_cartridge_as_bytes_or_a_path(tmp_path):
+    path = tmp_path / "cart.bin"
+    path.write_bytes(bytes(4096))
+    assert Console(str(path), vdc=ScriptedVdc(t1_period=0)).cart.mapper == "o2_rom"
+    assert len(Console(bytes(2048), vdc=ScriptedVdc(t1_period=0)).cart.image) == 2048
+    with pytest.raises(HilbridgeError, match="empty"):
+        Console(b"", vdc=ScriptedVdc(t1_period=0))
