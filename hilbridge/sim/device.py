@@ -38,6 +38,8 @@ FIRMWARE_VERSION = (0, 1, 0)
 REPLY_CACHE = 64
 MAX_UPLOAD = 16 * 1024
 FETCH_START, FETCH_END = 0x400, 0x1000
+HELLO_ID = MESSAGES["HELLO"].id
+HANDLERS = {name: f"on_{name.lower()}" for name in MESSAGES}  # the method answering each command
 
 
 class RequestRefused(Exception):
@@ -105,7 +107,7 @@ class SimulatedAdapter:
     # -- request handling -------------------------------------------------------------------------
     def _answer(self, frame: Frame) -> bytes:
         key = bytes((frame.type,)) + frame.payload
-        if frame.type == MESSAGES["HELLO"].id:
+        if frame.type == HELLO_ID:
             self._replies.clear()  # HELLO starts a session: earlier sequence numbers mean nothing now
         cached = self._replies.get(frame.seq)
         if cached is not None and cached[0] == key:
@@ -119,7 +121,7 @@ class SimulatedAdapter:
             wire = self._error_wire(frame.seq, code, error.message)
         else:
             try:
-                reply = getattr(self, f"on_{message.name.lower()}")(**values)
+                reply = getattr(self, HANDLERS[message.name])(**values)
                 wire = encode_frame(message.reply_type, frame.seq, message.response_layout.pack(reply))
             except RequestRefused as refusal:
                 wire = self._error_wire(frame.seq, refusal.code, refusal.detail)
@@ -207,7 +209,8 @@ class SimulatedAdapter:
 
     def _read_slot(self, p1: int, p2: int, strobe: int, address: int, length: int) -> bytes:
         """One pass over the addresses (checked by `_check_read`); unstable bits read anew every pass."""
-        cart = self._slot()
+        cart = self.cartridge
+        assert cart is not None  # _check_read refused an empty slot
         if strobe == STROBES["MOVX_READ"]:
             return bytes(cart.read(a, p1, p2) for a in range(address, address + length))
         start = address - FETCH_START
