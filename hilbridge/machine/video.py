@@ -90,7 +90,13 @@ def edge_bits(left: int, here: int, enable: int) -> int:
 
 
 class Picture:
-    """Everything one register snapshot draws on the visible area; layers are built on first use."""
+    """Everything one register snapshot draws on the visible area, built lazily line by line.
+
+    Shared, cached layers (grid, major system, each sprite) are looked up once per picture; pixels
+    and collision bits are computed only for the lines that a span drawn with this picture covers
+    (a register write mid-frame makes a new picture that may draw only a few lines).
+    `tests/machine/video_reference.py` keeps the straightforward whole-frame version this must equal.
+    """
 
     def __init__(self, snapshot: bytes, hides_high_characters: bool, layout: Picture | None = None) -> None:
         """`layout`: a picture with the same registers except the colours (A3), whose object and
@@ -102,12 +108,12 @@ class Picture:
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
         self._built = False
-        self._collisions_built = False
         self.full_overlap: bool | None = None
-        self.full_collisions: int | None = None
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
         self._pixels: np.ndarray | None = None
+        self._painted = bytearray(VISIBLE_LINES)  # 1 = that line of _pixels is drawn
+        self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -124,95 +130,82 @@ class Picture:
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters and self.objects_on])
         if not self.objects_on:
             major_key = b""
-        self.major_cover, self.major_opaque, self.major_colour, self.overlap = major_layers(major_key)
-        self.sprites: list[tuple[int, bool, np.ndarray]] = []  # (index, zoomed, mask) in draw order
+        layers = major_layers(major_key)
+        self.major_cover, self.major_opaque, self.major_colour, self.overlap, major_lines, overlap_lines = (
+            layers
+        )
+        # (index, zoomed, top line, mask of lines top.., 360 wide) in draw order, empty ones left out
+        self.sprites: list[tuple[int, bool, int, np.ndarray]] = []
+        self.object_lines = major_lines
         if self.objects_on:
-            self._draw_minor()
-        self.overlap_lines = self.overlap.any(axis=1).tolist()
-        self.full_overlap = any(self.overlap_lines)
+            for index in range(3, -1, -1):
+                top, mask, lines = sprite_layer(
+                    bytes(r[4 * index : 4 * index + 3] + r[0x80 + 8 * index : 0x88 + 8 * index])
+                )
+                if lines is not None:
+                    self.sprites.append((index, bool(r[4 * index + 2] & 4), top, mask))
+                    self.object_lines = self.object_lines | lines
+        self.overlap_lines = overlap_lines
+        self.full_overlap = any(overlap_lines)
 
     def _share_layout(self, layout: Picture) -> None:
         layout._build()
-        for name in ("grid", "major_cover", "major_opaque", "major_colour", "sprites", "overlap"):
+        for name in (
+            "grid",
+            "major_cover",
+            "major_opaque",
+            "major_colour",
+            "sprites",
+            "overlap",
+            "object_lines",
+        ):
             setattr(self, name, getattr(layout, name))
         self.overlap_lines = layout.overlap_lines
         self.full_overlap = layout.full_overlap
 
-    @property
-    def pixels(self) -> np.ndarray:
-        """(243, 360) palette indices, painted the first time a span of this picture is drawn."""
-        if self._pixels is None:
-            self._build()
-            self._pixels = self._paint()
-        return self._pixels
-
-    def _paint(self) -> np.ndarray:
-        """Palette index of every visible pixel: background, grid, characters, sprites 3 -> 0."""
+    def _paint(self, first: int, last: int) -> None:
+        """Palette indices of lines first..last: background, grid, characters, sprites 3 -> 0."""
         r = self.registers
         width = VISIBLE_WIDTH
-        grid = self.grid[:, :width]
-        pixels = np.where(grid != 0, grid_colour(r[COLOUR]), background_colour(r[COLOUR])).astype(np.uint8)
+        end = last + 1
+        grid = self.grid[first:end, :width]
+        target = self._pixels[first:end]
+        target.fill(background_colour(r[COLOUR]))
+        target[grid != 0] = grid_colour(r[COLOUR])
         if self.objects_on:
-            major = self.major_opaque[:, :width]
-            np.copyto(pixels, self.major_colour[:, :width], where=major)
-            for index, _zoomed, mask in self.sprites:
-                pixels[mask[:, :width]] = 8 + (r[4 * index + 2] >> 3 & 7)
-        return pixels
-
-    def _draw_minor(self) -> None:
-        r = self.registers
-        for index in range(3, -1, -1):
-            y, x, attribute = r[4 * index], r[4 * index + 1], r[4 * index + 2]
-            zoomed = bool(attribute & 4)
-            size = 4 if zoomed else 2
-            mask = np.zeros((VISIBLE_LINES, _PAD_WIDTH), dtype=bool)
-            for row in range(8):
-                top = y + row * size
-                if top >= VISIBLE_LINES:
-                    break
-                shape = r[0x80 + 8 * index + row]
-                if not shape:
-                    continue
-                shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3]
-                left = (x + 5) * 2 + shift * (size // 2)
-                bits = np.unpackbits(np.array([shape], dtype=np.uint8), bitorder="little").astype(bool)
-                mask[top : top + size, left : left + 8 * size] = np.repeat(bits, size)
-            self.sprites.append((index, zoomed, mask))
-
-    def _build_collisions(self) -> None:
-        """Per-pixel collision bits of the drawing pass and of the edge pass (needs enable != 0)."""
-        if self._collisions_built:
-            return
-        self._build()
-        self._collisions_built = True
-        if self.layout is not None:
-            layout = self.layout
-            layout._build_collisions()
-            self.source_map, self.draw_bits, self.edge_bits = (
-                layout.source_map,
-                layout.draw_bits,
-                layout.edge_bits,
+            np.copyto(
+                target, self.major_colour[first:end, :width], where=self.major_opaque[first:end, :width]
             )
-            self.combined_bits, self.full_collisions = layout.combined_bits, layout.full_collisions
-            return
+            for index, _zoomed, top, mask in self.sprites:
+                low, high = max(first, top), min(end, top + len(mask))
+                if low < high:
+                    target[low - first : high - first][mask[low - top : high - top]] = 8 + (
+                        r[4 * index + 2] >> 3 & 7
+                    )
+
+    def _collide(self, first: int, last: int) -> None:
+        """Per-pixel collision bits of the drawing pass and of the edge pass on lines first..last.
+
+        Only lines with a character or sprite pixel can collide (grid pixels never test), so the
+        work is done on those lines alone; the others keep the grid as their source map."""
         enable = self.enable
         width = VISIBLE_WIDTH
-        # only lines with a character or sprite pixel can collide (grid pixels never test), so
-        # the work is done on those lines alone
-        major_full = self.major_opaque[:, :width]
-        object_lines = major_full.any(axis=1)
-        for _index, _zoomed, full_mask in self.sprites:
-            object_lines |= full_mask[:, :width].any(axis=1)
-        rows = np.flatnonzero(object_lines)
+        rows = np.flatnonzero(self.object_lines[first : last + 1]) + first
+        if not len(rows):
+            return
         grid = self.grid[rows, :width]
-        major = major_full[rows]
+        major = self.major_opaque[rows, :width]
         bits = np.zeros((len(rows), width), dtype=np.uint8)
         bits[major & ((grid & enable) != 0)] |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
             bits |= np.where(major, grid, 0).astype(np.uint8)
         source = grid.astype(np.uint16) | np.where(major, SOURCE_MAJOR, 0).astype(np.uint16)
-        for index, zoomed, full_mask in self.sprites:
-            mask = full_mask[rows, :width]
+        for index, zoomed, top, sprite in self.sprites:
+            inside = (rows >= top) & (rows < top + len(sprite))
+            if not inside.any():
+                continue
+            mask = np.zeros((len(rows), width), dtype=bool)
+            mask[inside] = sprite[rows[inside] - top]
             own = 1 << index
             bits[mask & ((source & enable) != 0)] |= own
             if enable & own:
@@ -224,17 +217,30 @@ class Picture:
         edge[:, 1:][on_major & ((left & enable & EDGE_LEFT_OF_MAJOR) != 0)] |= SOURCE_MAJOR
         if enable & SOURCE_MAJOR:
             edge[:, 1:] |= np.where(on_major, left & EDGE_LEFT_OF_MAJOR, 0).astype(np.uint8)
-        unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
-        edge[:, 1:] |= np.where((left & enable & EDGE_LEFT_OF_SPRITE) != 0, unzoomed, 0).astype(np.uint8)
-        edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & EDGE_LEFT_OF_SPRITE, 0).astype(np.uint8)
-        self.source_map = self.grid[:, :width].astype(np.uint16)
+        if EDGE_LEFT_OF_SPRITE:
+            unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
+            edge[:, 1:] |= np.where((left & enable & EDGE_LEFT_OF_SPRITE) != 0, unzoomed, 0).astype(np.uint8)
+            edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & EDGE_LEFT_OF_SPRITE, 0).astype(np.uint8)
         self.source_map[rows] = source
-        self.draw_bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
         self.draw_bits[rows] = bits
-        self.edge_bits = np.zeros((VISIBLE_LINES, width), dtype=np.uint8)
-        self.edge_bits[rows] = edge
-        self.combined_bits = (self.draw_bits | self.edge_bits).ravel()
-        self.full_collisions = int(np.bitwise_or.reduce(self.combined_bits))
+        self.combined_bits[rows] = bits | edge
+
+    def _collision_lines(self, first: int, last: int) -> Picture:
+        """Make sure lines first..last have collision bits; the picture that holds them."""
+        owner = self.layout if self.layout is not None else self
+        done = owner._collided
+        if done is None:
+            owner._build()
+            done = owner._collided = bytearray(VISIBLE_LINES)
+            owner.source_map = owner.grid[:, :VISIBLE_WIDTH].astype(np.uint16)
+            owner.draw_bits = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            owner.combined_bits = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+        low = done.find(0, first, last + 1)
+        if low >= 0:
+            high = done.rfind(0, first, last + 1)
+            owner._collide(low, high)
+            done[low : high + 1] = b"\1" * (high + 1 - low)
+        return owner
 
     def overlap_positions(self) -> np.ndarray:
         """Sorted raster indices (line * 360 + x) of overlapping major cells."""
@@ -249,8 +255,8 @@ class Picture:
             if not self.enable:
                 self._collision_positions = _EMPTY
             else:
-                self._build_collisions()
-                self._collision_positions = np.flatnonzero(self.combined_bits)
+                owner = self._collision_lines(0, VISIBLE_LINES - 1)
+                self._collision_positions = np.flatnonzero(owner.combined_bits.ravel())
         return self._collision_positions
 
     # -- queries over a span (raster range start..end-1, start = line * 360 + x) -------------------
@@ -272,21 +278,18 @@ class Picture:
         previous span drew it, or -1 when this picture drew that pixel too."""
         if not self.enable:
             return 0
-        self._build_collisions()
-        if not self.full_collisions:
-            return 0
-        if start == 0 and end == VISIBLE_LINES * VISIBLE_WIDTH:
-            return self.full_collisions
+        owner = self._collision_lines(start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH)
+        combined = owner.combined_bits.ravel()
         first = start
         result = 0
         if start % VISIBLE_WIDTH and left_source >= 0:
             # the edge pass at a span's first pixel sees the map the span before it drew
             y, x = divmod(start, VISIBLE_WIDTH)
-            here = int(self.source_map[y, x])
-            result = int(self.draw_bits[y, x]) | edge_bits(left_source, here, self.enable)
+            here = int(owner.source_map[y, x])
+            result = int(owner.draw_bits[y, x]) | edge_bits(left_source, here, self.enable)
             first = start + 1
         if first < end:
-            result |= int(np.bitwise_or.reduce(self.combined_bits[first:end]))
+            result |= int(np.bitwise_or.reduce(combined[first:end]))
         return result
 
     def source_at(self, line: int, x: int) -> int:
@@ -297,13 +300,54 @@ class Picture:
         value = int(self.grid[line, x])
         if self.major_opaque[line, x]:
             value |= SOURCE_MAJOR
-        for index, zoomed, mask in self.sprites:
-            if mask[line, x]:
+        for index, zoomed, top, mask in self.sprites:
+            if top <= line < top + len(mask) and mask[line - top, x]:
                 value |= (0x101 if zoomed else 1) << index
         return value
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
+        """Palette indices of lines y0..y1, pixels x0..x1 (drawn on first use of each line)."""
+        painted = self._painted
+        low = painted.find(0, y0, y1 + 1)
+        if low >= 0:
+            if self._pixels is None:
+                self._build()
+                self._pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            high = painted.rfind(0, y0, y1 + 1)
+            self._paint(low, high)
+            painted[low : high + 1] = b"\1" * (high + 1 - low)
+        return self._pixels[y0 : y1 + 1, x0 : x1 + 1]
+
+
+@lru_cache(maxsize=256)
+def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
+    """(top line, mask of lines top.. (360 wide), lines it touches as a (243,) bool or None when it
+    draws nothing) of one sprite; key: its Y, X, attribute and 8 shape bytes."""
+    y, x, attribute = key[0], key[1], key[2]
+    zoomed = bool(attribute & 4)
+    size = 4 if zoomed else 2
+    height = min(8 * size, max(VISIBLE_LINES - y, 0))
+    mask = np.zeros((height, _PAD_WIDTH), dtype=bool)
+    for row in range(8):
+        top = row * size
+        if y + top >= VISIBLE_LINES:
+            break
+        shape = key[3 + row]
+        if not shape:
+            continue
+        shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3]
+        left = (x + 5) * 2 + shift * (size // 2)
+        bits = np.unpackbits(np.array([shape], dtype=np.uint8), bitorder="little").astype(bool)
+        mask[top : top + size, left : left + 8 * size] = np.repeat(bits, size)
+    visible = np.ascontiguousarray(mask[:, :VISIBLE_WIDTH])
+    visible.setflags(write=False)
+    used = visible.any(axis=1)
+    if not used.any():
+        return y, visible, None
+    lines = np.zeros(VISIBLE_LINES, dtype=bool)
+    lines[y : y + height] = used
+    lines.setflags(write=False)
+    return y, visible, lines
 
 
 @lru_cache(maxsize=32)
@@ -357,8 +401,9 @@ def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
 
 
 @lru_cache(maxsize=32)
-def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(cells covered, opaque, colour of the first opaque pixel, overlap) of the major system.
+def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bool]]:
+    """(cells covered, opaque, colour of the first opaque pixel, overlap, lines with an opaque
+    pixel, lines with an overlap) of the major system.
 
     key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
     shape = (VISIBLE_LINES, _PAD_WIDTH)
@@ -382,9 +427,10 @@ def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nda
             colours[cell][fresh] = colour
             opaque[cell] |= bits
     overlap = np.ascontiguousarray(cover[:, :VISIBLE_WIDTH] >= 2)
-    for layer in (cover, opaque, colours, overlap):
+    lines = opaque[:, :VISIBLE_WIDTH].any(axis=1)
+    for layer in (cover, opaque, colours, overlap, lines):
         layer.setflags(write=False)
-    return cover, opaque, colours, overlap
+    return cover, opaque, colours, overlap, lines, overlap.any(axis=1).tolist()
 
 
 @dataclass(slots=True)
@@ -425,8 +471,10 @@ class Span:
 class Renderer:
     """Collects the spans of the frame being drawn; makes pixels and status bits from them on demand."""
 
-    def __init__(self, *, hides_high_characters: bool) -> None:
+    def __init__(self, *, hides_high_characters: bool, picture_type: type[Picture] | None = None) -> None:
+        """`picture_type`: what draws a register snapshot (tests swap in the reference renderer)."""
         self.hides_high_characters = hides_high_characters
+        self.picture_type = picture_type or Picture
         self._cache: OrderedDict[bytes, Picture] = OrderedDict()
         self.reset()
 
@@ -448,7 +496,7 @@ class Renderer:
         if snapshot[COLOUR]:
             # the same picture in other colours shares its layers with the A3 = 0 one
             layout = self.picture(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
-        picture = Picture(snapshot, self.hides_high_characters, layout)
+        picture = self.picture_type(snapshot, self.hides_high_characters, layout)
         self._cache[snapshot] = picture
         if len(self._cache) > PICTURE_CACHE_SIZE:
             self._cache.popitem(last=False)
@@ -528,7 +576,7 @@ class Renderer:
 
     def state(self) -> dict:
         return {
-            "spans": [[s.y0, s.y1, s.x0, s.x1, s.picture.snapshot.hex(), s.lum] for s in self._spans],
+            "spans": [[s.start, s.end, s.picture.snapshot.hex(), s.lum] for s in self._spans],
             "overlap_cursor": list(self._overlap_cursor),
             "collision_cursor": list(self._collision_cursor),
             "pending_overlap": self._pending_overlap,
