@@ -23,6 +23,7 @@ i8244.cpp `screen_update`:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,6 +54,7 @@ GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
 SNAPSHOT_LOW = 0xA4  # snapshot = registers 00-A3 + C0-EF (everything that affects the picture)
 PICTURE_CACHE_SIZE = 64
+ALIAS_CACHE_SIZE = 1024
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
@@ -61,6 +63,35 @@ def registers_from_snapshot(snapshot: bytes) -> bytearray:
     registers[0:SNAPSHOT_LOW] = snapshot[:SNAPSHOT_LOW]
     registers[0xC0:0xF0] = snapshot[SNAPSHOT_LOW:]
     return registers
+
+
+# registers that never affect what is drawn: sprite byte 3, and the Y/X of a quad's characters 1-3
+# (a quad is placed by its first character's Y/X)
+UNUSED_OBJECT_REGISTERS = (
+    *(4 * sprite + 3 for sprite in range(4)),
+    *(0x40 + 16 * quad + 4 * char + byte for quad in range(4) for char in (1, 2, 3) for byte in (0, 1)),
+)
+_DRAWING_CONTROL = CONTROL_GRID | CONTROL_DOTS | CONTROL_DISPLAY | CONTROL_WIDE_BARS
+
+
+def drawing_key(snapshot: bytes) -> bytes:
+    """The snapshot with every register that cannot change the pixels or collision bits zeroed, so
+    pictures that draw the same are one picture: objects and collision enable with the display off,
+    grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes."""
+    registers = bytearray(snapshot)
+    control = registers[CONTROL] & _DRAWING_CONTROL
+    if control & CONTROL_DISPLAY:
+        for address in UNUSED_OBJECT_REGISTERS:
+            registers[address] = 0
+    else:
+        registers[0:0xA0] = bytes(0xA0)
+        registers[COLLISION] = 0
+    if not control & CONTROL_GRID:
+        control &= CONTROL_DISPLAY
+        registers[SNAPSHOT_LOW:] = bytes(len(registers) - SNAPSHOT_LOW)
+    registers[CONTROL] = control
+    registers[CONTROL + 1] = 0
+    return bytes(registers)
 
 
 def background_colour(colour: int) -> int:
@@ -471,11 +502,20 @@ class Span:
 class Renderer:
     """Collects the spans of the frame being drawn; makes pixels and status bits from them on demand."""
 
-    def __init__(self, *, hides_high_characters: bool, picture_type: type[Picture] | None = None) -> None:
-        """`picture_type`: what draws a register snapshot (tests swap in the reference renderer)."""
+    def __init__(
+        self,
+        *,
+        hides_high_characters: bool,
+        picture_type: type[Picture] | None = None,
+        key: Callable[[bytes], bytes] = drawing_key,
+    ) -> None:
+        """`picture_type` draws a register snapshot and `key` says which snapshots draw the same
+        (tests swap in the reference renderer, keyed by the whole snapshot)."""
         self.hides_high_characters = hides_high_characters
         self.picture_type = picture_type or Picture
-        self._cache: OrderedDict[bytes, Picture] = OrderedDict()
+        self.key = key
+        self._cache: OrderedDict[bytes, Picture] = OrderedDict()  # by drawing_key
+        self._aliases: dict[bytes, Picture] = {}  # raw snapshot -> picture
         self.reset()
 
     def reset(self) -> None:
@@ -488,6 +528,16 @@ class Renderer:
         self.last_frame = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
 
     def picture(self, snapshot: bytes) -> Picture:
+        """The picture of a register snapshot (registers 00-A3 and C0-EF)."""
+        picture = self._aliases.get(snapshot)
+        if picture is None:
+            picture = self._keyed(self.key(snapshot))
+            if len(self._aliases) >= ALIAS_CACHE_SIZE:
+                self._aliases.clear()
+            self._aliases[snapshot] = picture
+        return picture
+
+    def _keyed(self, snapshot: bytes) -> Picture:
         picture = self._cache.get(snapshot)
         if picture is not None:
             self._cache.move_to_end(snapshot)
@@ -495,7 +545,7 @@ class Renderer:
         layout = None
         if snapshot[COLOUR]:
             # the same picture in other colours shares its layers with the A3 = 0 one
-            layout = self.picture(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
+            layout = self._keyed(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
         picture = self.picture_type(snapshot, self.hides_high_characters, layout)
         self._cache[snapshot] = picture
         if len(self._cache) > PICTURE_CACHE_SIZE:

@@ -2,7 +2,8 @@
 
 Random register sequences (a random scene set up in VBLANK, then writes, A1/A2 reads and LUM
 changes at random beam positions over a few frames) go through two `Vdc`s: the normal one and one
-whose renderer uses `video_reference.ReferencePicture`. Every completed frame and every read must be
+whose renderer uses `video_reference.ReferencePicture`, one picture per distinct register snapshot
+(no `drawing_key` merging). Every completed frame and every read must be
 the same, pixel for pixel and bit for bit.
 """
 
@@ -36,7 +37,7 @@ def pair(region: Region) -> tuple[Vdc, Vdc]:
     fast = Vdc(region)
     reference = Vdc(region)
     reference.renderer = Renderer(
-        hides_high_characters=region.hides_high_characters, picture_type=ReferencePicture
+        hides_high_characters=region.hides_high_characters, picture_type=ReferencePicture, key=bytes
     )
     return fast, reference
 
