@@ -200,7 +200,8 @@ SEMANTICS: dict[str, str] = {
         f"{ARG}\nflag = C.timer_flag\nC.timer_flag = False\nif flag:\n    return (pc & 0xF00) | arg\n{NEXT}"
     ),
     "JNI addr8": (
-        f"{ARG}\nif B.irq(cyc - 2):\n    return (pc & 0xF00) | arg\nC.irq_polled = pc\nC.stop = 0\n{NEXT}"
+        f"{ARG}\nif B.irq(cyc - 2):\n    t = (pc & 0xF00) | arg\n" + _indent(SPIN) + "    return t\n"
+        f"C.irq_polled = pc\nC.stop = 0\n{NEXT}"
     ),
     "SEL RB0": "C.psw &= 0xEF\nC.rb = 0\nreturn pc",
     "SEL RB1": "C.psw |= 0x10\nC.rb = 24\nreturn pc",
@@ -644,7 +645,7 @@ class Cpu:
         self.poll_paths.clear()
 
     def _skip_spin_loop(self) -> None:
-        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`).
+        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`).
 
         Nothing but the cycle count (and the DJNZ register) changes per iteration, so iterations are
         skipped up to the run target, a timer overflow, the next /INT rise (interrupts enabled) and,
@@ -660,7 +661,8 @@ class Cpu:
         if self.xirq_enabled and not self.irq_in_progress:
             horizon = min(horizon, board.next_irq_event(cycle))
         opcode = self.prog[self.pc]
-        if opcode in (0x46, 0x56):  # JNT1 / JT1: T1 was sampled at `cycle`; constant until its next change
+        if opcode in (0x46, 0x56, 0x86):
+            # JNT1 / JT1 / JNI: the tested line keeps its value until the board's next event
             horizon = min(horizon, board.next_event(cycle))
         count = (horizon - 1 - cycle) // 2
         if opcode & 0xF8 == 0xE8:  # DJNZ: stop before the iteration that falls through
