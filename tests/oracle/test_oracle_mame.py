@@ -198,3 +198,13 @@ def test_pressed_keys_and_sticks_reach_the_ports():
     assert by_frame[135][0 * 4 + 1] == 0xFE  # JOY.0 up answers select 0
     assert by_frame[165][1 * 4 + 1] == 0xF3  # JOY.1 down + left answer select 1
     assert by_frame[165][0 * 4 + 1] == 0xFF
+
+
+def test_every_collision_scene_collides():
+    run = mame_run("video_collisions", "ntsc")
+    reports = [a for a in run.trace.writes() if a.addr == 0xA6]  # A2 of the frame before, per frame
+    for scene in range(8):
+        # frames 8*scene+1 .. 8*scene+8 drew this scene; frame 8*scene+8 had mask FFh
+        assert any(reports[8 * scene + k].data for k in range(1, 9)), f"scene {scene}"
+    overlaps = {(a.frame - 1) // 8 % 8 for a in run.trace.reads() if a.addr == 0xA1 and a.data & 0x80}
+    assert {3, 4} <= overlaps  # characters over characters: A1 b7, not A2
