@@ -215,46 +215,26 @@ class Picture:
                     )
 
     def _collide(self, first: int, last: int) -> None:
-        """Per-pixel collision bits of the drawing pass and of the edge pass on lines first..last.
+        """Collision bits of the drawing pass and of the edge pass on lines first..last.
 
         Only lines with a character or sprite pixel can collide (grid pixels never test), so the
-        work is done on those lines alone; the others keep the grid as their source map."""
-        enable = self.enable
+        work is done on those lines alone. Each pixel's bits depend only on which sources meet
+        there (its source byte: grid 0x30, major 0x80, sprites 0x0F) and on its left neighbour's,
+        so they are looked up in tables made from the per-pixel rules (`draw_table`, `edge_table`)."""
         width = VISIBLE_WIDTH
         rows = np.flatnonzero(self.object_lines[first : last + 1]) + first
         if not len(rows):
             return
-        grid = self.grid[rows, :width]
-        major = self.major_opaque[rows, :width]
-        bits = np.zeros((len(rows), width), dtype=np.uint8)
-        bits[major & ((grid & enable) != 0)] |= SOURCE_MAJOR
-        if enable & SOURCE_MAJOR:
-            bits |= np.where(major, grid, 0).astype(np.uint8)
-        source = grid.astype(np.uint16) | np.where(major, SOURCE_MAJOR, 0).astype(np.uint16)
-        for index, zoomed, top, sprite in self.sprites:
+        source = self.grid[rows, :width] | (self.major_opaque[rows, :width].view(np.uint8) << 7)
+        for index, _zoomed, top, sprite in self.sprites:
             inside = (rows >= top) & (rows < top + len(sprite))
-            if not inside.any():
-                continue
-            mask = np.zeros((len(rows), width), dtype=bool)
-            mask[inside] = sprite[rows[inside] - top]
-            own = 1 << index
-            bits[mask & ((source & enable) != 0)] |= own
-            if enable & own:
-                bits |= np.where(mask, source & 0xFF, 0).astype(np.uint8)
-            source[mask] |= (0x101 if zoomed else 1) << index
-        left, here = source[:, :-1], source[:, 1:]
-        edge = np.zeros((len(rows), width), dtype=np.uint8)
-        on_major = (here & SOURCE_MAJOR) != 0
-        edge[:, 1:][on_major & ((left & enable & EDGE_LEFT_OF_MAJOR) != 0)] |= SOURCE_MAJOR
-        if enable & SOURCE_MAJOR:
-            edge[:, 1:] |= np.where(on_major, left & EDGE_LEFT_OF_MAJOR, 0).astype(np.uint8)
-        if EDGE_LEFT_OF_SPRITE:
-            unzoomed = ((here & 0x0F) & (~here >> 8) & 0x0F).astype(np.uint8)
-            edge[:, 1:] |= np.where((left & enable & EDGE_LEFT_OF_SPRITE) != 0, unzoomed, 0).astype(np.uint8)
-            edge[:, 1:] |= np.where((unzoomed & enable) != 0, left & EDGE_LEFT_OF_SPRITE, 0).astype(np.uint8)
-        self.source_map[rows] = source
-        self.draw_bits[rows] = bits
-        self.combined_bits[rows] = bits | edge
+            if inside.any():
+                source[inside] |= sprite[rows[inside] - top].view(np.uint8) << index
+        combined = draw_table(self.enable)[source]
+        combined[:, 1:] |= edge_table(self.enable)[
+            (source[:, :-1] & EDGE_LEFT_OF_MAJOR) | (source[:, 1:] & SOURCE_MAJOR)
+        ]
+        self.combined_bits[rows] = combined
 
     def _collision_lines(self, first: int, last: int) -> Picture:
         """Make sure lines first..last have collision bits; the picture that holds them."""
@@ -263,8 +243,6 @@ class Picture:
         if done is None:
             owner._build()
             done = owner._collided = bytearray(VISIBLE_LINES)
-            owner.source_map = owner.grid[:, :VISIBLE_WIDTH].astype(np.uint16)
-            owner.draw_bits = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
             owner.combined_bits = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         low = done.find(0, first, last + 1)
         if low >= 0:
@@ -316,8 +294,8 @@ class Picture:
         if start % VISIBLE_WIDTH and left_source >= 0:
             # the edge pass at a span's first pixel sees the map the span before it drew
             y, x = divmod(start, VISIBLE_WIDTH)
-            here = int(owner.source_map[y, x])
-            result = int(owner.draw_bits[y, x]) | edge_bits(left_source, here, self.enable)
+            here = self.source_at(y, x)
+            result = int(draw_table(self.enable)[here & 0xFF]) | edge_bits(left_source, here, self.enable)
             first = start + 1
         if first < end:
             result |= int(np.bitwise_or.reduce(combined[first:end]))
@@ -351,26 +329,73 @@ class Picture:
 
 
 @lru_cache(maxsize=256)
+def draw_table(enable: int) -> np.ndarray:
+    """A2 bits the drawing pass sets at a pixel, by its source byte (grid 0x30, major 0x80, sprite
+    bits 0x0F): major over grid, then sprites 3 -> 0 each over what is drawn so far. An opaque pixel
+    of object M over sources C: if E & C, status |= M; if E & M, status |= C (E = A2)."""
+    table = np.zeros(256, dtype=np.uint8)
+    for code in range(256):
+        grid, bits = code & (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID), 0
+        drawn = grid
+        if code & SOURCE_MAJOR:
+            if grid & enable:
+                bits |= SOURCE_MAJOR
+            if enable & SOURCE_MAJOR:
+                bits |= grid
+            drawn |= SOURCE_MAJOR
+        for index in range(3, -1, -1):
+            own = 1 << index
+            if code & own:
+                if drawn & enable:
+                    bits |= own
+                if enable & own:
+                    bits |= drawn
+                drawn |= own
+        table[code] = bits
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=256)
+def edge_table(enable: int) -> np.ndarray:
+    """Edge-pass A2 bits at a pixel by (left neighbour's source & EDGE_LEFT_OF_MAJOR) | (its own
+    source & SOURCE_MAJOR). With EDGE_LEFT_OF_SPRITE = 0 (MAME 0.251) nothing else takes part."""
+    if EDGE_LEFT_OF_SPRITE:
+        raise NotImplementedError("the fast edge pass covers the MAME 0.251 rule (grid left of major) only")
+    table = np.zeros(256, dtype=np.uint8)
+    for left in range(0, EDGE_LEFT_OF_MAJOR + 1, SOURCE_VERTICAL_GRID):
+        for here in (0, SOURCE_MAJOR):
+            table[left | here] = edge_bits(left, here, enable)
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=256)
+def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
+    """A sprite's pixels relative to its top left corner (attribute b0-b2: shift and zoom)."""
+    size = 4 if attribute & 4 else 2
+    bits = np.unpackbits(np.frombuffer(shape, dtype=np.uint8)[:, None], axis=1, bitorder="little")
+    rows = np.repeat(bits.astype(bool), size, axis=1)
+    mask = np.zeros((8 * size, 8 * size + size // 2), dtype=bool)
+    for row in range(8):
+        shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3] * (size // 2)
+        mask[row * size : row * size + size, shift : shift + 8 * size] = rows[row]
+    mask.setflags(write=False)
+    return mask
+
+
+@lru_cache(maxsize=256)
 def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
     """(top line, mask of lines top.. (360 wide), lines it touches as a (243,) bool or None when it
     draws nothing) of one sprite; key: its Y, X, attribute and 8 shape bytes."""
     y, x, attribute = key[0], key[1], key[2]
-    zoomed = bool(attribute & 4)
-    size = 4 if zoomed else 2
-    height = min(8 * size, max(VISIBLE_LINES - y, 0))
-    mask = np.zeros((height, _PAD_WIDTH), dtype=bool)
-    for row in range(8):
-        top = row * size
-        if y + top >= VISIBLE_LINES:
-            break
-        shape = key[3 + row]
-        if not shape:
-            continue
-        shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3]
-        left = (x + 5) * 2 + shift * (size // 2)
-        bits = np.unpackbits(np.array([shape], dtype=np.uint8), bitorder="little").astype(bool)
-        mask[top : top + size, left : left + 8 * size] = np.repeat(bits, size)
-    visible = np.ascontiguousarray(mask[:, :VISIBLE_WIDTH])
+    shape = sprite_shape(attribute & 7, key[3:11])
+    height = min(len(shape), max(VISIBLE_LINES - y, 0))
+    left = (x + 5) * 2
+    visible = np.zeros((height, VISIBLE_WIDTH), dtype=bool)
+    if left < VISIBLE_WIDTH:
+        width = min(shape.shape[1], VISIBLE_WIDTH - left)
+        visible[:, left : left + width] = shape[:height, :width]
     visible.setflags(write=False)
     used = visible.any(axis=1)
     if not used.any():
@@ -431,28 +456,42 @@ def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
     return objects
 
 
+@lru_cache(maxsize=1024)
+def character_cell(y: int, pointer9: int, height_pointer: int) -> np.ndarray | None:
+    """The lit pixels (lines y.., 16 wide) of a major character cell, None when nothing is visible."""
+    height = 7 - (((y >> 1) + height_pointer) & 7) or 8
+    bottom = min(y + 2 * height, VISIBLE_LINES)
+    if y >= bottom:
+        return None
+    rom = np.frombuffer(charset_rom(), dtype=np.uint8)
+    scanlines = np.arange(y, bottom)
+    rows = rom[(pointer9 + (y >> 1) + ((scanlines - y) >> 1)) & 0x1FF]
+    bits = np.repeat(np.unpackbits(rows[:, None], axis=1).astype(bool), 2, axis=1)
+    bits.setflags(write=False)
+    return bits
+
+
+_MAJOR_WIDTH = VISIBLE_WIDTH + 16  # a cell starting left of the edge draws up to 15 pixels past it
+
+
 @lru_cache(maxsize=32)
 def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bool]]:
     """(cells covered, opaque, colour of the first opaque pixel, overlap, lines with an opaque
-    pixel, lines with an overlap) of the major system.
+    pixel, lines with an overlap) of the major system; cells starting right of the visible area
+    are left out (nothing of them is seen or overlaps there).
 
     key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
-    shape = (VISIBLE_LINES, _PAD_WIDTH)
+    shape = (VISIBLE_LINES, _MAJOR_WIDTH)
     cover, opaque, colours = np.zeros(shape, np.uint8), np.zeros(shape, bool), np.zeros(shape, np.uint8)
     if key:
-        rom = np.frombuffer(charset_rom(), dtype=np.uint8)
         hide_high = bool(key[-1])
         for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
-            if hide_high and y < NTSC_HIDDEN_Y:
+            if (hide_high and y < NTSC_HIDDEN_Y) or x >= VISIBLE_WIDTH:
                 continue
-            height = 7 - (((y >> 1) + height_pointer) & 7) or 8
-            bottom = min(y + 2 * height, VISIBLE_LINES)
-            if y >= bottom:
+            bits = character_cell(y, pointer9, height_pointer)
+            if bits is None:
                 continue
-            scanlines = np.arange(y, bottom)
-            rows = rom[(pointer9 + (y >> 1) + ((scanlines - y) >> 1)) & 0x1FF]
-            bits = np.repeat(np.unpackbits(rows[:, None], axis=1).astype(bool), 2, axis=1)
-            cell = (slice(y, bottom), slice(x, x + 16))
+            cell = (slice(y, y + len(bits)), slice(x, x + 16))
             cover[cell] += 1
             fresh = bits & ~opaque[cell]
             colours[cell][fresh] = colour
