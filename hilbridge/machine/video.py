@@ -227,14 +227,13 @@ class Picture:
             return
         source = self.grid[rows, :width] | (self.major_opaque[rows, :width].view(np.uint8) << 7)
         for index, _zoomed, top, sprite in self.sprites:
-            inside = (rows >= top) & (rows < top + len(sprite))
-            if inside.any():
-                source[inside] |= sprite[rows[inside] - top].view(np.uint8) << index
-        combined = draw_table(self.enable)[source]
-        combined[:, 1:] |= edge_table(self.enable)[
-            (source[:, :-1] & EDGE_LEFT_OF_MAJOR) | (source[:, 1:] & SOURCE_MAJOR)
-        ]
-        self.combined_bits[rows] = combined
+            low, high = np.searchsorted(rows, (top, top + len(sprite)))
+            if low < high:
+                source[low:high] |= sprite[rows[low:high] - top].view(np.uint8) << index
+        # lookup: the pixel's source byte | its left neighbour's grid bits << 4
+        lookup = source.astype(np.uint16)
+        lookup[:, 1:] |= (source[:, :-1] & EDGE_LEFT_OF_MAJOR).astype(np.uint16) << 4
+        self.combined_bits[rows] = np.take(collision_table(self.enable), lookup)
 
     def _collision_lines(self, first: int, last: int) -> Picture:
         """Make sure lines first..last have collision bits; the picture that holds them."""
@@ -366,6 +365,19 @@ def edge_table(enable: int) -> np.ndarray:
     for left in range(0, EDGE_LEFT_OF_MAJOR + 1, SOURCE_VERTICAL_GRID):
         for here in (0, SOURCE_MAJOR):
             table[left | here] = edge_bits(left, here, enable)
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=256)
+def collision_table(enable: int) -> np.ndarray:
+    """A2 bits of a pixel (drawing and edge pass) by its source byte | (its left neighbour's source
+    & EDGE_LEFT_OF_MAJOR) << 4."""
+    index = np.arange(1024)
+    table = (
+        draw_table(enable)[index & 0xFF]
+        | edge_table(enable)[(index >> 4 & EDGE_LEFT_OF_MAJOR) | (index & SOURCE_MAJOR)]
+    )
     table.setflags(write=False)
     return table
 
