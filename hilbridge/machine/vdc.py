@@ -216,6 +216,7 @@ class Vdc:
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
         self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
+        self._timer_windows = [(0, 0, 0)] * len(self._slice_timers)  # per timer, as _slice_cache
         self._quiet_until = 0  # instruction starts below this see no new timer event
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
@@ -232,13 +233,19 @@ class Vdc:
         cycle_as = self.timing.cycle_as
         limit = (start + 1) * cycle_as
         begun, following = 0, NEVER
-        for first, period in self._slice_timers:
-            if limit > first:
-                fired = first + (limit - 1 - first) // period * period
-                begun = max(begun, fired // cycle_as)
-                following = min(following, (fired + period) // cycle_as)
-            else:
-                following = min(following, first // cycle_as)
+        windows = self._timer_windows
+        for number, (first, period) in enumerate(self._slice_timers):
+            # the timer's last firing before the slice: valid for instruction starts low..high-1
+            low, high, fired = windows[number]
+            if not low <= start < high:
+                if limit > first:
+                    last = first + (limit - 1 - first) // period * period
+                    low, high, fired = last // cycle_as, (last + period) // cycle_as, last // cycle_as
+                else:
+                    low, high, fired = 0, first // cycle_as, 0
+                windows[number] = (low, high, fired)
+            begun = max(begun, fired)
+            following = min(following, high)
         self._slice_cache = (begun, following, begun)
         return begun
 
@@ -719,4 +726,5 @@ class Vdc:
         self._sound_irq_cycle = None
         self._next_irq_cache = None
         self._slice_cache = (0, 0, 0)
+        self._timer_windows = [(0, 0, 0)] * len(self._slice_timers)
         self._quiet_until = 0

@@ -168,3 +168,34 @@ def test_mame_trace_stamps_fall_behind_cycle_counts() -> None:
     lag = [vdc.mame_trace_cycle(n) - n for n in writes]
     assert lag.index(-1) == 67_119 and min(lag[:67_119]) == 0
     assert lag[-1] == -1
+
+
+def slice_start_directly(vdc: Vdc, start: int) -> int:
+    """The start of the MAME timeslice holding an instruction starting at `start`: the latest
+    firing of any slice-ending timer strictly before the instruction's end time, in cycles."""
+    cycle_as = vdc.timing.cycle_as
+    limit = (start + 1) * cycle_as
+    fired = [
+        (first + (limit - 1 - first) // period * period) // cycle_as
+        for first, period in vdc._slice_timers
+        if limit > first
+    ]
+    return max(fired, default=0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    region=st.sampled_from(REGIONS),
+    starts=st.lists(st.integers(0, 3_000_000), min_size=1, max_size=40),
+    steps=st.lists(st.integers(0, 40), max_size=40),
+)
+def test_cached_slice_start_equals_the_direct_computation(
+    region, starts: list[int], steps: list[int]
+) -> None:
+    """Jumps anywhere (forwards and backwards) and short forward walks, as accesses make them."""
+    vdc = Vdc(region)
+    for start in starts:
+        assert vdc._slice_start(start) == slice_start_directly(vdc, start)
+        for step in steps:
+            start += step
+            assert vdc._slice_start(start) == slice_start_directly(vdc, start)
