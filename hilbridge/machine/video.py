@@ -242,10 +242,11 @@ class Picture:
         if done is None:
             owner._build()
             done = owner._collided = bytearray(VISIBLE_LINES)
-            owner.combined_bits = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            owner.combined_bits = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)  # rows set below
         low = done.find(0, first, last + 1)
         if low >= 0:
             high = done.rfind(0, first, last + 1)
+            owner.combined_bits[low : high + 1] = 0
             owner._collide(low, high)
             done[low : high + 1] = b"\1" * (high + 1 - low)
         return owner
