@@ -54,6 +54,7 @@ GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
 SNAPSHOT_LOW = 0xA4  # snapshot = registers 00-A3 + C0-EF (everything that affects the picture)
 PICTURE_CACHE_SIZE = 64
+DEFERRED_SPANS = 64  # finished spans whose A2 bits wait for a read; more are computed at a frame end
 ALIAS_CACHE_SIZE = 1024
 _EMPTY = np.zeros(0, dtype=np.intp)
 
@@ -576,6 +577,7 @@ class Renderer:
         self._collision_cursor = (0, 0)
         self._pending_overlap = False
         self._pending_collisions = 0
+        self._deferred: list[tuple[Picture, int, int, int]] = []  # (picture, start, end, left source)
         self._bitmap = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self.last_frame = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
 
@@ -626,27 +628,40 @@ class Renderer:
     def _settle(self, collisions: bool) -> None:
         """Take the status bits of everything drawn since the last call (cursors: span, position)."""
         spans = self._spans
-        if not spans:
-            return
-        index, position = self._overlap_cursor
-        while index < len(spans) and not self._pending_overlap:
-            span = spans[index]
-            start = max(position, span.start)
-            if start < span.end and span.picture.overlaps(start, span.end):
-                self._pending_overlap = True
-            index, position = index + 1, 0
-        self._overlap_cursor = (len(spans) - 1, spans[-1].end)
-        if collisions:
-            first, position = self._collision_cursor
-            for index in range(first, len(spans)):
+        if spans:
+            index, position = self._overlap_cursor
+            while index < len(spans) and not self._pending_overlap:
                 span = spans[index]
                 start = max(position, span.start)
-                position = 0
-                if start >= span.end or not span.picture.enable:
-                    continue
-                left = self._left_source(index) if start == span.start else -1
-                self._pending_collisions |= span.picture.collisions(start, span.end, left)
-            self._collision_cursor = (len(spans) - 1, spans[-1].end)
+                if start < span.end and span.picture.overlaps(start, span.end):
+                    self._pending_overlap = True
+                index, position = index + 1, 0
+            self._overlap_cursor = (len(spans) - 1, spans[-1].end)
+        if collisions:
+            self._defer_collisions()
+            self._run_deferred()
+
+    def _defer_collisions(self) -> None:
+        """Note the spans drawn since the collision cursor whose A2 bits are still to be taken."""
+        spans = self._spans
+        if not spans:
+            return
+        first, position = self._collision_cursor
+        for index in range(first, len(spans)):
+            span = spans[index]
+            start = max(position, span.start)
+            position = 0
+            if start >= span.end or not span.picture.enable:
+                continue
+            left = self._left_source(index) if start == span.start else -1
+            self._deferred.append((span.picture, start, span.end, left))
+        self._collision_cursor = (len(spans) - 1, spans[-1].end)
+
+    def _run_deferred(self) -> None:
+        """A2 bits are only ORed together until a read takes them, so they are computed then."""
+        for picture, start, end, left in self._deferred:
+            self._pending_collisions |= picture.collisions(start, end, left)
+        self._deferred.clear()
 
     def resolve(self, *, collisions: bool) -> tuple[int, int]:
         """(A1 major-overlap bit, A2 bits) drawn since the last call; A2 bits only when asked."""
@@ -659,8 +674,12 @@ class Renderer:
         return major, found
 
     def end_frame(self, draw: bool) -> None:
-        """The beam reached line 243: settle the frame's status bits and, if drawing, its pixels."""
-        self._settle(collisions=True)
+        """The beam reached line 243: settle the frame's overlap bit, keep what its collisions need
+        (computed when A2 is read, or when too many frames wait) and, if drawing, make its pixels."""
+        self._settle(collisions=False)
+        self._defer_collisions()
+        if len(self._deferred) > DEFERRED_SPANS:
+            self._run_deferred()
         if draw:
             bitmap = self._bitmap
             for span in self._spans:
@@ -677,6 +696,7 @@ class Renderer:
         self._collision_cursor = (0, 0)
 
     def state(self) -> dict:
+        self._run_deferred()
         return {
             "spans": [[s.start, s.end, s.picture.snapshot.hex(), s.lum] for s in self._spans],
             "overlap_cursor": list(self._overlap_cursor),
@@ -696,6 +716,7 @@ class Renderer:
         self._collision_cursor = tuple(state["collision_cursor"])
         self._pending_overlap = bool(state["pending_overlap"])
         self._pending_collisions = int(state["pending_collisions"])
+        self._deferred = []
         shape = (VISIBLE_LINES, VISIBLE_WIDTH)
         self._bitmap = np.frombuffer(bytes.fromhex(state["bitmap"]), dtype=np.uint8).reshape(shape).copy()
         self.last_frame = (

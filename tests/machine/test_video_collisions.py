@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -130,3 +131,34 @@ def test_sprite_over_character() -> None:
     assert a2_after_frame([*scene, (0xA2, 0x80), (0xA0, 0x20)]) == 0x02
     assert a2_after_frame([*scene, (0xA2, 0x02), (0xA0, 0x20)]) == 0x80
     assert a2_after_frame([*scene, (0xA2, 0x01), (0xA0, 0x20)]) == 0x00  # sprite 0 is elsewhere
+
+
+def separate_sprites_in_vblank(vdc: Vdc, frame: int) -> None:
+    """In the VBLANK after `frame`: display off, move sprite 1 away from sprite 0, display on."""
+    cycle = vdc.frame_end_cycle(frame) + 20
+    vdc.write(0xA0, 0x00, cycle)
+    vdc.write(0x05, 100, cycle + 3)
+    vdc.write(0xA0, 0x20, cycle + 6)
+
+
+@pytest.mark.parametrize("quiet_frames", [1, 3, 80])
+def test_a2_read_frames_later_still_reports_a_collision_drawn_long_ago(quiet_frames: int) -> None:
+    """A2 bits stay set until read, however many frames (with their own spans) pass first."""
+    scene = sprite(0, 50, 40) + sprite(1, 54, 42)
+    vdc = run([*scene, (0xA2, 0x01), (0xA0, 0x20)])
+    separate_sprites_in_vblank(vdc, 0)
+    for frame in range(1, quiet_frames + 1):  # every frame changes the colours: a span per change
+        start = vdc.frame_end_cycle(frame - 1) + 900
+        for step in range(4):
+            vdc.write(0xA3, (frame + step) & 0x3F, start + 1000 * step)
+    late = vdc.frame_end_cycle(quiet_frames) + 40
+    assert vdc.read(0xA2, late) == 0x02
+    assert vdc.read(0xA2, late + 5) == 0
+
+
+def test_a2_read_after_the_collision_went_away_is_zero() -> None:
+    scene = sprite(0, 50, 40) + sprite(1, 54, 42)
+    vdc = run([*scene, (0xA2, 0x01), (0xA0, 0x20)])
+    assert vdc.read(0xA2, vdc.frame_end_cycle(0) + 10) == 0x02
+    separate_sprites_in_vblank(vdc, 0)
+    assert vdc.read(0xA2, vdc.frame_end_cycle(3) + 10) == 0
