@@ -115,17 +115,12 @@ class SerialTransport:
             if self._fileno is None:
                 return self._read_polling(timeout)
             data = self._read_ready()
-            if not data and timeout > 0 and select.select([self._fileno], [], [], timeout)[0]:
+            if data or timeout <= 0:
+                return data
+            if select.select([self._fileno], [], [], timeout)[0]:
                 data = self._read_ready()
                 if not data:
                     raise LinkDisconnected(f"{self.name}: the port closed")
-            # A tty hands out at most 4095 bytes per read; gather what else is already there so the
-            # caller's per-read work (framing, bookkeeping) runs once per burst, not once per 4 KB.
-            while data and len(data) < self.READ_SIZE:
-                more = self._read_ready()
-                if not more:
-                    break
-                data += more
             return data
         except (self._serial_exception, OSError) as error:
             raise LinkDisconnected(f"{self.name}: {error}") from None
