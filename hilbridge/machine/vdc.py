@@ -36,7 +36,7 @@ import numpy as np
 
 from hilbridge.machine.sound import AudioRecorder, SoundShifter
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, Region
-from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer
+from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer, changes_drawing
 
 ATTOSECONDS_PER_SECOND = 10**18
 MOVX_CYCLES = 2
@@ -176,6 +176,8 @@ class Vdc:
         self.sound = SoundShifter(self.registers)
         self.audio: AudioRecorder | None = AudioRecorder() if audio else None
         self.renderer = Renderer(hides_high_characters=region.hides_high_characters)
+        # writes that cannot change the picture skip the redraw (tests swap in "always")
+        self.changes_drawing = changes_drawing
         self._info = register_map()
         htotal, vtotal = region.htotal, region.vtotal
         self._htotal = htotal
@@ -651,6 +653,8 @@ class Vdc:
             self._catch_up(self._beam_pixel(cycle))
             return
         if info.redraw and value != registers[a]:
+            # always, even when the picture stays the same: where MAME's last update stopped decides
+            # which half-drawn line the frame end redraws
             self._draw_to_beam(cycle)
         else:
             self._catch_up(self._beam_pixel(cycle))
@@ -670,9 +674,9 @@ class Vdc:
         elif a == SOUND_CONTROL:
             self._sound_irq_cycle = None
         if registers[a] != value:
-            registers[a] = value
-            if a < 0xA4 or 0xC0 <= a < 0xF0:
+            if self.changes_drawing(a, registers[a] ^ value, registers[CONTROL]):
                 self._picture = None
+            registers[a] = value
         if a == SOUND_CONTROL and self.audio is not None:
             self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
 

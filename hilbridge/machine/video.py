@@ -95,6 +95,21 @@ def drawing_key(snapshot: bytes) -> bytes:
     return bytes(registers)
 
 
+_UNUSED_OBJECT_SET = frozenset(UNUSED_OBJECT_REGISTERS)
+
+
+def changes_drawing(address: int, changed_bits: int, control: int) -> bool:
+    """Can changing `changed_bits` of register `address` (with A0 = `control`) change `drawing_key`?
+    When it cannot, the write needs no redraw up to the beam and the picture stays the same."""
+    if address == CONTROL:
+        return bool(changed_bits & _DRAWING_CONTROL)
+    if address < 0xA0 or address == COLLISION:
+        return bool(control & CONTROL_DISPLAY) and address not in _UNUSED_OBJECT_SET
+    if 0xC0 <= address < 0xF0:
+        return bool(control & CONTROL_GRID)
+    return address == COLOUR
+
+
 def background_colour(colour: int) -> int:
     """A3 b3-b5 = background B, G, R -> palette index (never bright)."""
     return (colour >> 3 & 1) << 2 | (colour >> 4 & 1) << 1 | (colour >> 5 & 1)
