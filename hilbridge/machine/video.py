@@ -349,25 +349,21 @@ def draw_table(enable: int) -> np.ndarray:
     """A2 bits the drawing pass sets at a pixel, by its source byte (grid 0x30, major 0x80, sprite
     bits 0x0F): major over grid, then sprites 3 -> 0 each over what is drawn so far. An opaque pixel
     of object M over sources C: if E & C, status |= M; if E & M, status |= C (E = A2)."""
-    table = np.zeros(256, dtype=np.uint8)
-    for code in range(256):
-        grid, bits = code & (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID), 0
-        drawn = grid
-        if code & SOURCE_MAJOR:
-            if grid & enable:
-                bits |= SOURCE_MAJOR
-            if enable & SOURCE_MAJOR:
-                bits |= grid
-            drawn |= SOURCE_MAJOR
-        for index in range(3, -1, -1):
-            own = 1 << index
-            if code & own:
-                if drawn & enable:
-                    bits |= own
-                if enable & own:
-                    bits |= drawn
-                drawn |= own
-        table[code] = bits
+    code = np.arange(256)
+    grid = code & (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID)
+    major = (code & SOURCE_MAJOR) != 0
+    bits = np.where(major & ((grid & enable) != 0), SOURCE_MAJOR, 0)
+    if enable & SOURCE_MAJOR:
+        bits |= np.where(major, grid, 0)
+    drawn = grid | np.where(major, SOURCE_MAJOR, 0)
+    for index in range(3, -1, -1):
+        own = 1 << index
+        present = (code & own) != 0
+        bits |= np.where(present & ((drawn & enable) != 0), own, 0)
+        if enable & own:
+            bits |= np.where(present, drawn, 0)
+        drawn |= np.where(present, own, 0)
+    table = bits.astype(np.uint8)
     table.setflags(write=False)
     return table
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from hilbridge.machine.timing import NTSC
 from hilbridge.machine.vdc import Vdc
+from hilbridge.machine.video import draw_table
 
 AFTER_FRAME = 6100  # first VBLANK after frame 0 is complete
 
@@ -162,3 +163,25 @@ def test_a2_read_after_the_collision_went_away_is_zero() -> None:
     assert vdc.read(0xA2, vdc.frame_end_cycle(0) + 10) == 0x02
     separate_sprites_in_vblank(vdc, 0)
     assert vdc.read(0xA2, vdc.frame_end_cycle(3) + 10) == 0
+
+
+def draw_bits_one_pixel(code: int, enable: int) -> int:
+    """The drawing pass at one pixel, object by object as MAME draws: major over the grid, then
+    sprites 3 -> 0; object M over sources C sets M if E & C and C if E & M."""
+    grid, bits = code & 0x30, 0
+    drawn = grid
+    if code & 0x80:
+        bits |= (0x80 if grid & enable else 0) | (grid if enable & 0x80 else 0)
+        drawn |= 0x80
+    for index in range(3, -1, -1):
+        own = 1 << index
+        if code & own:
+            bits |= (own if drawn & enable else 0) | (drawn if enable & own else 0)
+            drawn |= own
+    return bits
+
+
+@pytest.mark.parametrize("enable", [0x00, 0x01, 0x0F, 0x10, 0x30, 0x80, 0x81, 0xA5, 0xFF])
+def test_vectorised_draw_table_equals_the_pixel_rule(enable: int) -> None:
+    table = draw_table(enable)
+    assert [int(bits) for bits in table] == [draw_bits_one_pixel(code, enable) for code in range(256)]
