@@ -214,6 +214,7 @@ class Vdc:
         self._ticks_done = 0
         self._sound_irq_cycle: int | None = None
         self._frame_end = self._frame_pixels  # global pixel at which the current frame ends (243, 0)
+        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
@@ -541,8 +542,17 @@ class Vdc:
             self.renderer.end_frame(self.draw)
             self.frames_completed += 1
             self._frame_end += self._frame_pixels
+            self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
             self._last_line = 0
             self._last_hpos = 0
+
+    def _catch_up_at(self, cycle: int) -> None:
+        """`_catch_up` for an access ending at `cycle`, without placing it on the beam when it is
+        before `_frame_end_cycle`. An access's time is at most a few hundred picoseconds later than
+        cycle × T (15 clock periods per cycle for at most the ~12 cycles since the last hblank
+        timer), far less than a cycle, so its pixel is before the frame end there."""
+        if cycle >= self._frame_end_cycle:
+            self._catch_up(self._beam_pixel(cycle))
 
     def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
         if pixel is None:
@@ -604,7 +614,7 @@ class Vdc:
         """Registers whose read has no side effect: stored values, zeros and the beam position."""
         kind = info.read
         if kind == "value":
-            self._catch_up(self._beam_pixel(cycle))
+            self._catch_up_at(cycle)
             return 0 if self._locked(info) else self.registers[info.canonical]
         if kind == "zero":
             return 0
@@ -650,14 +660,14 @@ class Vdc:
         registers = self.registers
         self._sync_events(cycle - MOVX_CYCLES)
         if self._locked(info) or a >= 0xF0:
-            self._catch_up(self._beam_pixel(cycle))
+            self._catch_up_at(cycle)
             return
         if info.redraw and value != registers[a]:
             # always, even when the picture stays the same: where MAME's last update stopped decides
             # which half-drawn line the frame end redraws
             self._draw_to_beam(cycle)
         else:
-            self._catch_up(self._beam_pixel(cycle))
+            self._catch_up_at(cycle)
         if info.write_mask is None:
             return
         value &= info.write_mask
@@ -722,6 +732,7 @@ class Vdc:
         self._next_vbl_frame = int(state["next_vbl_frame"])
         self._ticks_done = int(state["ticks_done"])
         self._frame_end = int(state["frame_end"])
+        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
         self.sound.load_state(state["sound"])
