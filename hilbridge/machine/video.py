@@ -431,33 +431,41 @@ def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
     return y, visible, lines
 
 
+@lru_cache(maxsize=8)
+def grid_columns(width_units: int, count: int) -> np.ndarray:
+    """(count, 360) 0/1: where a grid piece `width_units` wide in each of the first `count` columns is."""
+    masks = np.zeros((count, VISIBLE_WIDTH), dtype=np.int64)
+    for column in range(count):
+        x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
+        masks[column, x : x + width_units * 2] = 1
+    masks.setflags(write=False)
+    return masks
+
+
 @lru_cache(maxsize=32)
 def grid_layer(key: bytes) -> np.ndarray:
     """Source bits of the grid (0x20 horizontal bars and dots, 0x10 vertical bars) per pixel.
 
-    key: A0 & (grid | dots | wide bars), then registers C0-EF."""
-    control, r = key[0], bytearray(0xC0) + key[1:]
-    grid = np.zeros((VISIBLE_LINES, _PAD_WIDTH), dtype=np.uint8)
+    key: A0 & (grid | dots | wide bars), then registers C0-EF. A bar row or column is the OR of
+    its pieces: which pieces are on (C0-C8 + D0-D8 b0: 9 horizontal rows; E0-E9: 8 vertical rows)
+    times where each column's piece is."""
+    control, registers = key[0], np.frombuffer(key[1:], dtype=np.uint8).astype(np.int64)
+    grid = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
     if control & CONTROL_GRID:
+        bars = registers[0x00:0x09] | (registers[0x10:0x19] & 1) << 8  # C0-C8, D0-D8 b0
+        pieces = bars[None, :] >> np.arange(9)[:, None] & 1  # (row, column)
+        horizontal = (pieces @ grid_columns(GRID_CELL_UNITS + 2, 9)) != 0
+        if control & CONTROL_DOTS:
+            horizontal |= grid_columns(2, 10).any(axis=0)
         for row in range(9):
             top = GRID_Y0 + row * GRID_CELL_LINES
-            band = grid[top : top + 3]
-            for column in range(9):
-                bars = (r[0xD0 + column] & 1) << 8 | r[0xC0 + column]
-                if bars >> row & 1:
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    band[:, x : x + (GRID_CELL_UNITS + 2) * 2] |= SOURCE_HORIZONTAL_GRID
-            if control & CONTROL_DOTS:
-                for column in range(10):
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    band[:, x : x + 4] |= SOURCE_HORIZONTAL_GRID
+            grid[top : top + 3] |= horizontal[row].astype(np.uint8) * SOURCE_HORIZONTAL_GRID
         bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
+        pieces = registers[None, 0x20:0x2A] >> np.arange(8)[:, None] & 1  # E0-E9
+        vertical = (pieces @ grid_columns(bar_units, 10)) != 0
         for row in range(8):
             top = GRID_Y0 + row * GRID_CELL_LINES
-            for column in range(10):
-                if r[0xE0 + column] >> row & 1:
-                    x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
-                    grid[top : top + GRID_CELL_LINES, x : x + bar_units * 2] |= SOURCE_VERTICAL_GRID
+            grid[top : top + GRID_CELL_LINES] |= vertical[row].astype(np.uint8) * SOURCE_VERTICAL_GRID
     grid.setflags(write=False)
     return grid
 

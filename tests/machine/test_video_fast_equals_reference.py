@@ -15,10 +15,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from video_reference import ReferencePicture
+from video_reference import grid_layer as reference_grid_layer
 
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
-from hilbridge.machine.video import Renderer
+from hilbridge.machine.video import VISIBLE_WIDTH, Renderer, grid_layer
 
 # addresses a scene uses: sprites, characters, quads, sprite shapes, control, enable, colour, grid
 VIDEO_ADDRESSES = [
@@ -152,3 +153,15 @@ def test_fast_renderer_equals_reference_when_shapes_and_control_change_mid_frame
                 value = rng.choice([0x28, 0x68, 0xA8, 0x20, 0x08]) if address == 0xA0 else rng.randrange(256)
                 moves.append(("write", address, value, rng.randrange(1, 200)))
             run_both(region, scene, moves)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    control=st.sampled_from([0x00, 0x08, 0x48, 0x88, 0xC8, 0x40]),
+    registers=st.binary(min_size=0x30, max_size=0x30),
+)
+def test_grid_layer_equals_the_reference_piece_by_piece_drawing(control: int, registers: bytes) -> None:
+    key = bytes([control]) + registers
+    reference = reference_grid_layer(key)
+    assert not reference[:, VISIBLE_WIDTH:].any()
+    assert (grid_layer(key) == reference[:, :VISIBLE_WIDTH]).all()
