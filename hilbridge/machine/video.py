@@ -194,6 +194,7 @@ class Picture:
                     self.object_lines = self.object_lines | lines
         self.overlap_lines = overlap_lines
         self.full_overlap = any(overlap_lines)
+        self.object_line_list: list[bool] = self.object_lines.tolist()
 
     def _share_layout(self, layout: Picture) -> None:
         layout._build()
@@ -203,6 +204,7 @@ class Picture:
             "major_opaque",
             "major_colour",
             "sprites",
+            "object_line_list",
             "overlap",
             "object_lines",
         ):
@@ -303,7 +305,12 @@ class Picture:
         previous span drew it, or -1 when this picture drew that pixel too."""
         if not self.enable:
             return 0
-        owner = self._collision_lines(start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH)
+        first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
+        if not self._built:
+            self._build()
+        if not any(self.object_line_list[first_line : last_line + 1]):
+            return 0  # only character and sprite pixels set A2 bits
+        owner = self._collision_lines(first_line, last_line)
         combined = owner.combined_bits.ravel()
         first = start
         result = 0
