@@ -709,6 +709,8 @@ class Renderer:
         if draw:
             bitmap = self._bitmap
             for span in self._spans:
+                # all of the span's lines in one go, then its (up to three) rectangles from them
+                span.picture.pixels_in(span.start // VISIBLE_WIDTH, (span.end - 1) // VISIBLE_WIDTH, 0, 0)
                 for y0, y1, x0, x1 in span.rectangles():
                     pixels = span.picture.pixels_in(y0, y1, x0, x1)
                     target = bitmap[y0 : y1 + 1, x0 : x1 + 1]
