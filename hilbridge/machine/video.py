@@ -594,7 +594,7 @@ class Renderer:
         self.picture_type = picture_type or Picture
         self.key = key
         self._cache: OrderedDict[bytes, Picture] = OrderedDict()  # by drawing_key
-        self._aliases: dict[bytes, Picture] = {}  # raw snapshot -> picture
+        self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key (pictures live in _cache only)
         self.reset()
 
     def reset(self) -> None:
@@ -609,13 +609,13 @@ class Renderer:
 
     def picture(self, snapshot: bytes) -> Picture:
         """The picture of a register snapshot (registers 00-A3 and C0-EF)."""
-        picture = self._aliases.get(snapshot)
-        if picture is None:
-            picture = self._keyed(self.key(snapshot))
+        key = self._aliases.get(snapshot)
+        if key is None:
+            key = self.key(snapshot)
             if len(self._aliases) >= ALIAS_CACHE_SIZE:
                 self._aliases.clear()
-            self._aliases[snapshot] = picture
-        return picture
+            self._aliases[snapshot] = key
+        return self._keyed(key)
 
     def _keyed(self, snapshot: bytes) -> Picture:
         picture = self._cache.get(snapshot)
