@@ -13,6 +13,7 @@ on request, every cartridge fetch as a `BusAccess` to the listeners.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable
 from importlib import resources
@@ -50,6 +51,94 @@ def _load_keyboard() -> dict[str, tuple[int, int]]:
 
 KEYBOARD: dict[str, tuple[int, int]] = _load_keyboard()
 """Key name → (row, bit) in the keyboard matrix."""
+
+
+class SampledT1Edges:
+    """Falling T1 edges as the 8048's event counter sees them: T1 sampled once per machine cycle.
+
+    This is the definition, one `t1()` call per cycle; `BeamT1Edges` gives the same answers fast."""
+
+    def __init__(self, t1: Callable[[int], bool]) -> None:
+        self.t1 = t1
+
+    def falls(self, previous: int, first: int, last: int) -> int:
+        """Falling edges in the samples at cycles first..last, the sample before them `previous`."""
+        edges = 0
+        for cycle in range(first, last + 1):
+            current = self.t1(cycle)
+            edges += previous and not current
+            previous = current
+        return edges
+
+    def fall_sample(self, previous: int, first: int, count: int) -> int:
+        """The cycle of the sample that completes the `count`-th (>= 1) falling edge from `first`."""
+        cycle = first
+        while True:
+            current = self.t1(cycle)
+            if previous and not current:
+                count -= 1
+                if not count:
+                    return cycle
+            previous = current
+            cycle += 1
+
+
+class BeamT1Edges:
+    """The same falling-edge counts from the beam arithmetic of the VDC, in a few `t1()` calls.
+
+    T1 (hblank OR vblank) falls once per line at hpos `hblank_end`, except on lines where vblank
+    still holds it high: the fall pixels repeat every frame. A sample's T1 follows MAME's CPU-local
+    time, which runs ahead of the cycle's global time by at most a slice's drift (well under a pixel,
+    and T1 changes are many cycles apart). So the sample that first sees a fall at pixel F is the
+    first cycle g whose global pixel reaches F, or g - 1 when the local time already crossed it: one
+    `t1(g - 1)` call decides. Everything else is counting fall pixels in a pixel range."""
+
+    def __init__(self, vdc: Any) -> None:
+        self.t1: Callable[[int], bool] = vdc.t1
+        timing, chip = vdc.timing, vdc.chip
+        self.pixel_at: Callable[[int], int] = timing.pixel_at
+        self.first_cycle_at_pixel: Callable[[int], int] = timing.first_cycle_at_pixel
+        htotal = timing.htotal
+        self.frame_pixels = htotal * timing.vtotal
+        # a line falls at hblank_end unless T1 is still high in the middle of the low stretch after it
+        low_middle = (htotal - chip.hblank_end + chip.hblank_start - 1) // 2
+        self.fall_offsets = [
+            line * htotal + chip.hblank_end
+            for line in range(timing.vtotal)
+            if not vdc.t1(timing.first_cycle_at_pixel(line * htotal + chip.hblank_end + low_middle))
+        ]
+
+    def _falls_upto(self, pixel: int) -> int:
+        """Fall pixels F with 0 <= F <= `pixel`."""
+        if pixel < 0:
+            return 0
+        frames, offset = divmod(pixel, self.frame_pixels)
+        return frames * len(self.fall_offsets) + bisect.bisect_right(self.fall_offsets, offset)
+
+    def _fall_pixel(self, number: int) -> int:
+        """The `number`-th (from 1) fall pixel."""
+        frames, index = divmod(number - 1, len(self.fall_offsets))
+        return frames * self.frame_pixels + self.fall_offsets[index]
+
+    def _seen_by(self, cycle: int) -> int:
+        """Falls whose first low sample is at or before `cycle`."""
+        pixel_at = self.pixel_at
+        count = self._falls_upto(pixel_at(cycle))
+        if self._falls_upto(pixel_at(cycle + 1)) > count and not self.t1(cycle):
+            count += 1  # the next fall's global cycle is cycle + 1, but the local time got there
+        return count
+
+    def falls(self, previous: int, first: int, last: int) -> int:
+        first_fall = 1 if previous and not self.t1(first) else 0
+        return first_fall + self._seen_by(last) - self._seen_by(first)
+
+    def fall_sample(self, previous: int, first: int, count: int) -> int:
+        first_fall = 1 if previous and not self.t1(first) else 0
+        if first_fall and count == 1:
+            return first
+        pixel = self._fall_pixel(self._seen_by(first) + count - first_fall)
+        cycle = self.first_cycle_at_pixel(pixel)
+        return cycle - 1 if cycle and not self.t1(cycle - 1) else cycle
 
 
 def _default_vdc(region: Region) -> Any:
@@ -105,6 +194,8 @@ class Console:
         self.p1 = 0xFF
         self.p2 = 0xFF
         self.bus = 0xFF
+        beam = hasattr(self.vdc, "timing") and hasattr(self.vdc, "chip")
+        self.t1_edges = BeamT1Edges(self.vdc) if beam else SampledT1Edges(self.vdc.t1)
         self.cpu = Cpu(self, self.prog)
         self._refresh_program()
 
@@ -179,6 +270,12 @@ class Console:
 
     def next_event(self, cycle: int) -> int:
         return self.vdc.next_event(cycle)
+
+    def t1_falls(self, previous: int, first: int, last: int) -> int:
+        return self.t1_edges.falls(previous, first, last)
+
+    def t1_fall_sample(self, previous: int, first: int, count: int) -> int:
+        return self.t1_edges.fall_sample(previous, first, count)
 
     def next_irq_event(self, cycle: int) -> int:
         next_irq_event = getattr(self.vdc, "next_irq_event", None)

@@ -17,6 +17,9 @@ stamped with the machine cycle at which the access happens:
     t0(cycle) -> bool   t1(cycle) -> bool   irq(cycle) -> bool  (the /INT line, level)
     next_event(cycle) -> int    first cycle > cycle at which t1()/irq() can change by itself
     next_irq_event(cycle) -> int   the same for irq() alone
+    t1_falls(previous, first, last) -> int   falling T1 edges seen by sampling once per cycle at
+                                cycles first..last, the sample before them being `previous`
+    t1_fall_sample(previous, first, count) -> int   the sample cycle of the count-th such edge
     read_horizon(address, cycle, mask) -> int   first cycle at which re-reading `address` may
                                 differ in the bits of `mask` (or a read would have side effects)
     peek_read(address, cycle) -> int   what a read would return, without side effects
@@ -56,6 +59,8 @@ class Board(Protocol):
     def irq(self, cycle: int) -> bool: ...
     def next_event(self, cycle: int) -> int: ...
     def next_irq_event(self, cycle: int) -> int: ...
+    def t1_falls(self, previous: int, first: int, last: int) -> int: ...
+    def t1_fall_sample(self, previous: int, first: int, count: int) -> int: ...
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int: ...
     def peek_read(self, address: int, cycle: int) -> int: ...
     def repeat_reads(self, address: int, first: int, period: int, count: int) -> None: ...
@@ -408,6 +413,8 @@ class Cpu:
     )
 
     def state(self) -> dict[str, object]:
+        if self.timer_mode == COUNTER_RUNNING:
+            self._fold_counter(self.cycle)
         fields: dict[str, object] = {name: int(getattr(self, name)) for name in self.STATE_FIELDS}
         fields["ram"] = bytes(self.ram)
         return fields
@@ -429,24 +436,52 @@ class Cpu:
         self.ram[self.rb + number] = value & 0xFF
 
     # -- timer/counter (lazy: the value is computed from the cycle, overflow is an event) ----------
+    # In counter mode MAME samples T1 once per burnt cycle; the samples at cycles timer_base and
+    # later are not counted yet, t1_history holds the last two counted ones (bit 0 the latest).
     def timer_value(self, cycle: int) -> int:
         if self.timer_mode == TIMER_RUNNING:
             ticks = (self.timer_prescaler + cycle - self.timer_base) >> 5
             return (self.timer_start_value + ticks) & 0xFF
+        if self.timer_mode == COUNTER_RUNNING:
+            self._fold_counter(cycle)
         return self.timer_start_value
 
     def _settle_timer(self, cycle: int) -> None:
-        """Fold the time since `timer_base` into the value and the prescaler."""
+        """Fold the time (or the T1 samples) since `timer_base` into the value and the prescaler."""
         if self.timer_mode == TIMER_RUNNING:
             total = self.timer_prescaler + cycle - self.timer_base
             self.timer_start_value = (self.timer_start_value + (total >> 5)) & 0xFF
             self.timer_prescaler = total & 31
+        elif self.timer_mode == COUNTER_RUNNING:
+            self._fold_counter(cycle)
+        self.timer_base = cycle
+
+    def _fold_counter(self, cycle: int) -> None:
+        """Count the falling T1 edges in the samples at cycles timer_base..cycle-1 (the board counts
+        them without sampling every cycle); an overflow on the way sets the flags as MAME's would."""
+        first, last = self.timer_base, cycle - 1
+        if last < first:
+            return
+        board = self.board
+        previous = self.t1_history & 1
+        edges = board.t1_falls(previous, first, last)
+        before_last = board.t1(last - 1) if last > first else previous
+        self.t1_history = (2 if before_last else 0) | (1 if board.t1(last) else 0)
+        value = self.timer_start_value + edges
+        for _ in range(value >> 8):
+            self._overflowed()
+        self.timer_start_value = value & 0xFF
         self.timer_base = cycle
 
     def _update_timer_event(self) -> None:
+        """The first end-of-instruction cycle whose burn reaches the overflow."""
         if self.timer_mode == TIMER_RUNNING:
             remaining = (256 - self.timer_start_value) * TIMER_PRESCALE - self.timer_prescaler
             self.timer_event = self.timer_base + remaining
+        elif self.timer_mode == COUNTER_RUNNING:
+            edges = 256 - self.timer_start_value
+            sample = self.board.t1_fall_sample(self.t1_history & 1, self.timer_base, edges)
+            self.timer_event = sample + 1
         else:
             self.timer_event = NEVER
 
@@ -492,16 +527,9 @@ class Cpu:
                 self._settle_timer(end)
                 self._overflowed()
                 self._update_timer_event()
-        elif mode == COUNTER_RUNNING:
-            t1 = self.board.t1
-            history = self.t1_history
-            for cycle in range(start, end):
-                history = ((history << 1) | (1 if t1(cycle) else 0)) & 3
-                if history == 2:
-                    self.timer_start_value = (self.timer_start_value + 1) & 0xFF
-                    if self.timer_start_value == 0:
-                        self._overflowed()
-            self.t1_history = history
+        elif mode == COUNTER_RUNNING and end >= self.timer_event:
+            self._fold_counter(end)
+            self._update_timer_event()
         return end
 
     def expander(self, operation: int, port: int, cycle: int) -> None:
@@ -528,8 +556,7 @@ class Cpu:
         """The first end-of-instruction cycle the fast loop must not reach without `step()`."""
         cycle = self.cycle
         if (
-            self.timer_mode == COUNTER_RUNNING
-            or self.trace_fetches
+            self.trace_fetches
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
             or self.spin >= 0  # a spin loop just branched back: step() may skip it
             or self._interrupt_pending(cycle)
@@ -614,7 +641,7 @@ class Cpu:
         interrupts enabled), a timer overflow or the run target. A ends as the last skipped read
         would have left it (`peek_read`), and skipped reads are replayed to the bus listeners.
         """
-        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
+        if self.trace_fetches:
             return
         pc, cycle = self.pc, self.cycle
         movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
@@ -651,7 +678,7 @@ class Cpu:
         skipped up to the run target, a timer overflow, the next /INT rise (interrupts enabled) and,
         for the T1 tests, the next T1 change; the loop then goes on instruction by instruction.
         """
-        if self.timer_mode == COUNTER_RUNNING or self.trace_fetches:
+        if self.trace_fetches:
             return
         cycle = self.cycle
         if self._interrupt_pending(cycle):
