@@ -58,6 +58,8 @@ class SampledT1Edges:
 
     This is the definition, one `t1()` call per cycle; `BeamT1Edges` gives the same answers fast."""
 
+    SEARCH_CYCLES = 16384
+
     def __init__(self, t1: Callable[[int], bool]) -> None:
         self.t1 = t1
 
@@ -71,16 +73,16 @@ class SampledT1Edges:
         return edges
 
     def fall_sample(self, previous: int, first: int, count: int) -> int:
-        """The cycle of the sample that completes the `count`-th (>= 1) falling edge from `first`."""
-        cycle = first
-        while True:
+        """The cycle of the sample that completes the `count`-th (>= 1) falling edge from `first`, or
+        an earlier cycle (the CPU then counts up to there and asks again): T1 may never fall."""
+        for cycle in range(first, first + self.SEARCH_CYCLES):
             current = self.t1(cycle)
             if previous and not current:
                 count -= 1
                 if not count:
                     return cycle
             previous = current
-            cycle += 1
+        return first + self.SEARCH_CYCLES
 
 
 class BeamT1Edges:

@@ -19,7 +19,8 @@ stamped with the machine cycle at which the access happens:
     next_irq_event(cycle) -> int   the same for irq() alone
     t1_falls(previous, first, last) -> int   falling T1 edges seen by sampling once per cycle at
                                 cycles first..last, the sample before them being `previous`
-    t1_fall_sample(previous, first, count) -> int   the sample cycle of the count-th such edge
+    t1_fall_sample(previous, first, count) -> int   the sample cycle of the count-th such edge from
+                                `first` (or an earlier cycle: the counter is then re-checked there)
     read_horizon(address, cycle, mask) -> int   first cycle at which re-reading `address` may
                                 differ in the bits of `mask` (or a read would have side effects)
     peek_read(address, cycle) -> int   what a read would return, without side effects
