@@ -170,7 +170,12 @@ SEMANTICS: dict[str, str] = {
     "INC @Ri": f"r = {IND}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
     "DEC Rn": f"r = {REG}\nM[r] = (M[r] - 1) & 0xFF\nreturn pc",
     "DJNZ Rn,addr8": f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n" + _spin_jcc("v"),
-    "JMP addr11": f"{ARG}\nt = {{page}} | arg | C.jump_a11\n{SPIN}return t",
+    # `JTF $+2 ... JMP $-2`-style waits (JTF at the target, the JMP right after it) are spin loops too
+    "JMP addr11": (
+        f"{ARG}\nt = {{page}} | arg | C.jump_a11\n{SPIN}"
+        "elif t + 3 == pc and P[t] == 0x16 and not C.timer_flag:\n    C.spin = t\n    C.stop = 0\n"
+        "return t"
+    ),
     "CALL addr11": (
         f"{ARG}\nret = (pc & 0x800) | ((pc + 1) & 0x7FF)\npsw = C.psw\nsp = psw & 7\n"
         "M[8 + 2 * sp] = ret & 0xFF\nM[9 + 2 * sp] = (ret >> 8) | (psw & 0xF0)\n"
@@ -673,7 +678,8 @@ class Cpu:
         self.poll_paths.clear()
 
     def _skip_spin_loop(self) -> None:
-        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`).
+        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`)
+        or of a timer-flag wait (`loop: JTF out / JMP loop`, flag clear: it is only set by an overflow).
 
         Nothing but the cycle count (and the DJNZ register) changes per iteration, so iterations are
         skipped up to the run target, a timer overflow, the next /INT rise (interrupts enabled) and,
@@ -692,6 +698,10 @@ class Cpu:
         if opcode in (0x46, 0x56, 0x86):
             # JNT1 / JT1 / JNI: the tested line keeps its value until the board's next event
             horizon = min(horizon, board.next_event(cycle))
+        if opcode == 0x16:  # JTF + JMP back: 4 cycles an iteration
+            if not self.timer_flag:
+                self.cycle = cycle + 4 * max(0, (horizon - 1 - cycle) // 4)
+            return
         count = (horizon - 1 - cycle) // 2
         if opcode & 0xF8 == 0xE8:  # DJNZ: stop before the iteration that falls through
             register = self.rb | (opcode & 7)

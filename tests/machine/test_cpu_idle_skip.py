@@ -138,6 +138,21 @@ hold:   jni hold
         inc r5
         jmp loop
 """,
+    "jtf_wait": """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+round:  mov a,#0C0h
+        mov t,a
+        strt t
+wait:   jtf over
+        jmp wait
+over:   inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp round
+""",
     "t1_edges": """
         org 400h
         mov a,#0B4h
