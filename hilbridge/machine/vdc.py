@@ -12,8 +12,12 @@ computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
 * The screen rounds time to the *nearest* pixel (`screen_device::hpos`/`vpos`).
 * Inside one scheduler timeslice MAME's CPU-local time advances by 15 clock periods per cycle
   (15 × (10**18 // clock) as, 4162 fs longer than a scheduler cycle on NTSC), and the slice starts
-  where the last timer fired. An access's time is therefore slice start × T + cycles since × T_in
-  (`Vdc._beam_pixel`). This decides the pixel only when the beam is within ~0.001 pixel of a
+  where the last timer fired, or at the end of the last A1 read if that is later (the read calls
+  MAME's irq callback with CLEAR_LINE, which synchronizes the scheduler and so ends the slice). An
+  access's time is therefore slice start × T + cycles since × T_in (`Vdc._beam_pixel`). (A timer's
+  slice really starts at the first instruction boundary at or after its cycle; we take the cycle
+  itself, up to one T_in − T early: no visible difference on any oracle cart.) This decides the
+  pixel only when the beam is within ~0.001 pixel of a
   rounding edge, but over 300 frames of mid-frame colour changes that happens.
 * Timer events (VBL at (242, 365), the hblank sound clock at hpos 366) take effect between MAME's CPU
   timeslices: an instruction sees an event at time t iff it *starts* at or after cycle t // T. Status
@@ -223,6 +227,7 @@ class Vdc:
         self._quiet_until = 0  # instruction starts below this see no new timer event
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
+        self._status_read_cycle = 0  # end of the last A1 read: MAME starts a new timeslice there
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
@@ -454,6 +459,7 @@ class Vdc:
         self._draw_to_beam(cycle, pixel)
         major, _ = self.renderer.resolve(collisions=False)
         self.control_status |= major
+        self._status_read_cycle = cycle  # the skipped read happened in MAME: its timeslice ended
         return self._status_value(pixel)
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
@@ -574,7 +580,10 @@ class Vdc:
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
         timing = self.timing
-        begun = self._slice_start(cycle - MOVX_CYCLES)
+        start = cycle - MOVX_CYCLES
+        begun = self._slice_start(start)
+        if begun < self._status_read_cycle <= start:
+            begun = self._status_read_cycle
         return begun * timing.cycle_as + (cycle - begun) * timing.slice_cycle_as
 
     def mame_trace_cycle(self, cycle: int) -> int:
@@ -639,6 +648,7 @@ class Vdc:
             self.irq_line = False
             self.control_status &= ~STATUS_CLEARED_BY_READ
             self._last_read_value = data
+            self._status_read_cycle = cycle
             return data
         self._draw_to_beam(cycle)
         data = self._collect_collisions()
@@ -714,6 +724,7 @@ class Vdc:
             "frame_end": self._frame_end,
             "last_line": self._last_line,
             "last_hpos": self._last_hpos,
+            "status_read_cycle": self._status_read_cycle,
             "sound": self.sound.state(),
             "renderer": self.renderer.state(),
         }
@@ -735,6 +746,7 @@ class Vdc:
         self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
+        self._status_read_cycle = int(state.get("status_read_cycle", 0))
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])
         self._picture = None

@@ -211,3 +211,32 @@ def test_accesses_before_the_frame_end_cycle_are_before_the_frame_end(region, fr
     bound = vdc._frame_end_cycle
     assert vdc._beam_pixel(bound - 1 - back) < vdc._frame_end
     assert vdc._beam_pixel(bound + 1) >= vdc._frame_end
+
+
+def test_an_a1_read_starts_a_new_mame_timeslice() -> None:
+    """Every A1 read calls MAME's irq callback (CLEAR_LINE), which synchronizes the scheduler and
+    ends the CPU's timeslice after that MOVX. The next access's time counts the 15-clock-period
+    cycle from that read, not from the last timer: measured on MAME 0.251 (`xram`, NTSC, reads at
+    cycles 2 881 547 and 2 881 553, frame 481 line 138) as 8 s + 50 042 603 144 823 854 as, hpos 224,
+    hstatus (from 225) still 0."""
+    vdc = Vdc(NTSC, draw=False)
+    assert vdc.read(0xA1, 2_881_547) & 1 == 0
+    assert vdc._access_time(2_881_553) == 8 * 10**18 + 50_042_603_144_823_854
+    assert vdc.position(2_881_553) == (138, 224)
+    assert vdc.read(0xA1, 2_881_553) & 1 == 0
+    assert vdc.read(0xA1, 2_881_559) & 1 == 1
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_a1_read_slice_start_gives_way_to_a_later_timer(region) -> None:
+    vdc = Vdc(region, draw=False)
+    timing = vdc.timing
+    read_at = cycle_at(vdc, 3, 100, 40)
+    vdc.read(0xA1, read_at)
+    # 4 cycles later: still in the slice the read started
+    expected = read_at * timing.cycle_as + 4 * timing.slice_cycle_as
+    assert vdc._access_time(read_at + 4) == expected
+    # after the line's hblank sound tick (hpos 366) the timer's slice counts again
+    later = cycle_at(vdc, 3, 100, 420)
+    assert vdc._access_time(later) != later * timing.cycle_as + (later - read_at) * timing.slice_cycle_as
+    assert vdc._slice_start(later - 2) > read_at
