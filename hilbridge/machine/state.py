@@ -15,7 +15,12 @@ from typing import Any
 from hilbridge.errors import HilbridgeError
 
 MAGIC = b"HBSTATE\0"
-VERSION = 1
+VERSION = 2
+"""Bumped whenever the meaning of saved fields changes. 2: the event counter is folded lazily (the
+value and ``t1_history`` cover the T1 samples before ``timer_base`` only); a version-1 state, whose
+counter was folded per instruction, would count its samples twice under that rule."""
+OLDER_VERSIONS = {1: "its event counter was folded per instruction; loading it would count T1 twice"}
+"""Why each older format cannot be loaded (none can be converted exactly)."""
 _HEADER = struct.Struct(">8sHI")
 
 
@@ -57,6 +62,11 @@ def decode_state(data: bytes) -> dict[str, Any]:
     magic, version, crc = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise HilbridgeError("not a hilbridge save state (wrong magic bytes)")
+    if version in OLDER_VERSIONS:
+        raise HilbridgeError(
+            f"save state format version {version} was written by an older hilbridge and cannot be "
+            f"loaded ({OLDER_VERSIONS[version]}); save the state again with this version ({VERSION})"
+        )
     if version != VERSION:
         raise HilbridgeError(f"save state format version {version} is not supported (expected {VERSION})")
     payload = data[_HEADER.size :]
