@@ -211,7 +211,7 @@ class Console:
             value &= self.vdc.read(address, cycle)
             cpu = self.cpu
             if self._vdc_read_horizon or (cpu.xirq_enabled and not cpu.irq_in_progress):
-                cpu.stop = 0  # re-check /INT events; let step() try to skip a polling loop
+                cpu.vdc_read(cycle)  # re-check /INT events; maybe let step() skip a polling loop
         if self._listeners:
             self._notify(BusAccess(cycle, READ, address, value, p1))
         return value
@@ -228,7 +228,7 @@ class Console:
             self.vdc.write(address, value, cycle)
             cpu = self.cpu
             if cpu.xirq_enabled and not cpu.irq_in_progress:
-                cpu.stop = 0  # the write may have moved the next /INT (e.g. sound interrupt enable)
+                cpu.vdc_written(cycle)  # the write may have moved the next /INT (e.g. an enable)
         if self._listeners:
             self._notify(BusAccess(cycle, WRITE, address, value, p1))
 

@@ -227,8 +227,9 @@ SEMANTICS: dict[str, str] = {
     "STRT T": "C.start_timer(cyc)\nreturn pc",
     "STRT CNT": "C.start_counter(cyc)\nreturn pc",
     "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
-    # The board sets C.stop = 0 itself when the access reached the VDC (events may have moved).
-    "MOVX A,@Ri": "C.a = B.movx_read(M[C.rb | {i}], cyc)\nC.last_read_pc = pc\nreturn pc",
+    # The board calls C.vdc_read / C.vdc_written when the access reached the VDC (events may have
+    # moved); last_read_pc is set first so that vdc_read knows which MOVX it was.
+    "MOVX A,@Ri": "C.last_read_pc = pc\nC.a = B.movx_read(M[C.rb | {i}], cyc)\nreturn pc",
     "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nreturn pc",
     "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
     "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",
@@ -324,6 +325,7 @@ class Cpu:
         "p1",
         "p2",
         "pc",
+        "poll_heads",
         "poll_paths",
         "prog",
         "psw",
@@ -359,6 +361,7 @@ class Cpu:
         self.last_read_pc = -1
         self.spin = -1
         self.poll_paths: dict[tuple[int, ...], tuple[int, int] | None] = {}
+        self.poll_heads: dict[int, bool] = {}
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -560,7 +563,11 @@ class Cpu:
 
     def _refresh_stop(self) -> None:
         """The first end-of-instruction cycle the fast loop must not reach without `step()`."""
-        cycle = self.cycle
+        self._refresh_stop_at(self.cycle)
+
+    def _refresh_stop_at(self, cycle: int) -> None:
+        """`_refresh_stop` for the end of an instruction at `cycle` (the fast loop keeps the cycle
+        in a local, so handlers pass theirs)."""
         if (
             self.trace_fetches
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
@@ -573,6 +580,58 @@ class Cpu:
             self.stop = min(self.timer_event, self.board.next_irq_event(cycle))
         else:
             self.stop = self.timer_event
+
+    def vdc_written(self, cycle: int) -> None:
+        """A MOVX write reached the VDC at `cycle`: it may have moved the next /INT (e.g. an
+        interrupt enable), so the fast loop's stop is recomputed there, as `step()` would."""
+        self._refresh_stop_at(cycle)
+
+    def vdc_read(self, cycle: int) -> None:
+        """A MOVX read reached the VDC at `cycle` (it may clear /INT or move its next rise). If the
+        read can head a skippable polling loop, `step()` runs next to try skipping it; otherwise
+        the fast loop goes on with its stop recomputed as `step()` would."""
+        if self.skip_idle and self._may_poll(self.last_read_pc):
+            self.stop = 0
+        else:
+            self._refresh_stop_at(cycle)
+
+    def _may_poll(self, pc: int) -> bool:
+        """Whether some path of `POLL_SAFE` instructions leads from `pc` back to the MOVX before it
+        within `POLL_MAX_INSTRUCTIONS` (both ways at every branch, both A11 values at every JMP):
+        if not, `_poll_path` finds no loop there whatever A, the flags or A11 are."""
+        known = self.poll_heads.get(pc)
+        if known is not None:
+            return known
+        prog = self.prog
+        head = (pc & 0x800) | ((pc - 1) & 0x7FF)
+        frontier = {pc}
+        found = False
+        for _ in range(POLL_MAX_INSTRUCTIONS):
+            if head in frontier:
+                found = True
+                break
+            following: set[int] = set()
+            for here in frontier:
+                opcode = prog[here]
+                kind = POLL_SAFE.get(opcode)
+                if kind is None:
+                    continue
+                operand_pc = (here & 0x800) | ((here + 1) & 0x7FF)
+                arg = prog[operand_pc]
+                after = (operand_pc & 0x800) | ((operand_pc + 1) & 0x7FF)
+                if kind == "nop":
+                    following.add(operand_pc)
+                elif kind in ("anl", "orl", "xrl"):
+                    following.add(after)
+                elif kind == "jmp":
+                    following.add(((opcode >> 5) << 8) | arg)
+                    following.add(((opcode >> 5) << 8) | arg | 0x800)
+                else:
+                    following.add((operand_pc & 0xF00) | arg)
+                    following.add(after)
+            frontier = following
+        self.poll_heads[pc] = found
+        return found
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
@@ -676,6 +735,7 @@ class Cpu:
     def code_changed(self) -> None:
         """The program memory changed (bank switch): forget the analysed polling loops."""
         self.poll_paths.clear()
+        self.poll_heads.clear()
 
     def _skip_spin_loop(self) -> None:
         """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`)
