@@ -564,9 +564,15 @@ class Vdc:
         if pixel is None:
             pixel = self._beam_pixel(cycle)
         self._catch_up(pixel)
-        into_frame = pixel - (self._frame_end - self._frame_pixels) - self._line0_offset
-        if into_frame >= 0:  # lines 243-262 (VBLANK) have nothing to draw
-            self._update_now(into_frame // self._htotal, into_frame % self._htotal)
+        line0 = self._frame_end - self._frame_pixels + self._line0_offset
+        into_frame = pixel - line0
+        if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
+            return
+        if into_frame < self._htotal and cycle - MOVX_CYCLES < self.timing.event_cycle(line0):
+            # MAME's scanline-0 timer (which resets the partial-update line from 243 to 0) has not
+            # fired yet for an instruction that started before it: update_now skips line 0
+            return
+        self._update_now(into_frame // self._htotal, into_frame % self._htotal)
 
     def run_to(self, cycle: int) -> None:
         """Catch up timer events, finished frames and sound to `cycle`."""

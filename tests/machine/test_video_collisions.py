@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hilbridge.machine.timing import NTSC
+from hilbridge.machine.timing import NTSC, PAL
 from hilbridge.machine.vdc import Vdc
 from hilbridge.machine.video import draw_table
 
@@ -185,3 +185,28 @@ def draw_bits_one_pixel(code: int, enable: int) -> int:
 def test_vectorised_draw_table_equals_the_pixel_rule(enable: int) -> None:
     table = draw_table(enable)
     assert [int(bits) for bits in table] == [draw_bits_one_pixel(code, enable) for code in range(256)]
+
+
+def _cycle_at(vdc: Vdc, frame: int, line: int, hpos: int) -> int:
+    """First cycle at or past (line, hpos) of the frame that ends `frame` + 1 frames after power-on."""
+    htotal, vtotal = vdc.region.htotal, vdc.region.vtotal
+    return vdc.timing.first_cycle_at_pixel(frame * htotal * vtotal + (line - 243) % vtotal * htotal + hpos)
+
+
+@pytest.mark.parametrize(("cycle", "overlap"), [(41_421, 0), (41_425, 0x80)])
+def test_line_0_is_not_drawn_by_an_access_that_started_before_the_scanline_0_timer(
+    cycle: int, overlap: int
+) -> None:
+    """MAME's partial-update line stays at 243 from the frame end until its scanline-0 timer resets
+    it; an A1 read whose MOVX started before that timer draws nothing, so characters overlapping at
+    x = 10-25 of line 0 do not set A1 b7 yet. `video_collisions` PAL, access #6685: a read ending at
+    cycle 41 421 (hpos 16; the timer's (0, 0) is at cycle 41 420.06, the MOVX started at 41 419)
+    gives 00h in MAME; one cycle-pair later the timer has fired and line 0 is drawn."""
+    vdc = Vdc(PAL)
+    for register, value in ((0x10, 0), (0x11, 0), (0x12, 0x10), (0x14, 0), (0x15, 0), (0x16, 0x10)):
+        vdc.write(register, value, 4)
+    vdc.write(0xA0, 0x20, 10)  # objects on
+    vdc.read(0xA1, cycle - 20)  # a read in VBLANK (line 312), as the cart's polling loop does
+    assert vdc.position(cycle)[0] == 0
+    assert vdc.read(0xA1, cycle) & 0x80 == overlap
+    assert vdc.read(0xA1, _cycle_at(vdc, 5, 1, 30)) & 0x80 == 0x80
