@@ -17,6 +17,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     directory = target.parent if str(target.parent) else Path(".")
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
+        # mkstemp creates the file 0600; give it the mode an ordinary open() would (or keep the old one).
+        os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -25,3 +27,12 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
