@@ -183,6 +183,12 @@ class Vdc:
         # writes that cannot change the picture skip the redraw (tests swap in "always")
         self.changes_drawing = changes_drawing
         self._info = register_map()
+        # per address: the CONTROL bit that locks it (0: never locked), so a write tests one AND
+        lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
+        self._lock_bits = tuple(lock_bits[info.lock] for info in self._info)
+        self._cycle_as = self.timing.cycle_as
+        self._pixel_as = self.timing.pixel_as
+        self._slice_cycle_as = self.timing.slice_cycle_as
         htotal, vtotal = region.htotal, region.vtotal
         self._htotal = htotal
         self._vtotal = vtotal
@@ -259,7 +265,7 @@ class Vdc:
 
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
-        pixel_as = self.timing.pixel_as
+        pixel_as = self._pixel_as
         return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
     def position(self, cycle: int) -> tuple[int, int]:
@@ -334,10 +340,11 @@ class Vdc:
 
     # -- timer events (VBL, sound clock) -----------------------------------------------------------
     def _vbl_cycle(self, frame: int) -> int:
-        return self.timing.event_cycle(self._vbl_offset + frame * self._frame_pixels)
+        # BeamTiming.event_cycle, inlined: this runs on every access
+        return (self._vbl_offset + frame * self._frame_pixels) * self._pixel_as // self._cycle_as
 
     def _tick_cycle(self, tick: int) -> int:
-        return self.timing.event_cycle(self._tick_offset + tick * self._htotal)
+        return (self._tick_offset + tick * self._htotal) * self._pixel_as // self._cycle_as
 
     def _ticks_before(self, start: int) -> int:
         """Number of hblank ticks whose event an instruction starting at `start` sees."""
@@ -351,15 +358,17 @@ class Vdc:
         """Apply every timer event an instruction starting at cycle `start` has seen."""
         if start < self._quiet_until:
             return
-        while self._vbl_cycle(self._next_vbl_frame) <= start:
+        next_vbl = self._vbl_cycle(self._next_vbl_frame)
+        while next_vbl <= start:
             self.control_status |= STATUS_VBL
             self.irq_line = True
             self._next_vbl_frame += 1
+            next_vbl = self._vbl_cycle(self._next_vbl_frame)
         target = self._ticks_before(start)
         if target > self._ticks_done:
             self._run_ticks(target)
         # nothing fires before the next VBL or hblank tick
-        self._quiet_until = min(self._vbl_cycle(self._next_vbl_frame), self._tick_cycle(self._ticks_done))
+        self._quiet_until = min(next_vbl, self._tick_cycle(self._ticks_done))
 
     def _run_ticks(self, target: int) -> None:
         sound = self.sound
@@ -568,7 +577,7 @@ class Vdc:
         into_frame = pixel - line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
             return
-        if into_frame < self._htotal and cycle - MOVX_CYCLES < self.timing.event_cycle(line0):
+        if into_frame < self._htotal and cycle - MOVX_CYCLES < line0 * self._pixel_as // self._cycle_as:
             # MAME's scanline-0 timer (which resets the partial-update line from 243 to 0) has not
             # fired yet for an instruction that started before it: update_now skips line 0
             return
@@ -585,12 +594,13 @@ class Vdc:
 
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
-        timing = self.timing
         start = cycle - MOVX_CYCLES
-        begun = self._slice_start(start)
+        low, high, begun = self._slice_cache
+        if not low <= start < high:
+            begun = self._slice_start(start)
         if begun < self._status_read_cycle <= start:
             begun = self._status_read_cycle
-        return begun * timing.cycle_as + (cycle - begun) * timing.slice_cycle_as
+        return begun * self._cycle_as + (cycle - begun) * self._slice_cycle_as
 
     def mame_trace_cycle(self, cycle: int) -> int:
         """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
@@ -640,11 +650,19 @@ class Vdc:
 
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        info = self._info[address & 0xFF]
+        address &= 0xFF
+        info = self._info[address]
         kind = info.read
+        if kind == "value":  # the common case, _read_value inlined
+            if cycle >= self._frame_end_cycle:
+                self._catch_up(self._beam_pixel(cycle))
+            registers = self.registers
+            return 0 if registers[CONTROL] & self._lock_bits[address] else registers[info.canonical]
         if kind not in ("status", "collision"):
             return self._read_value(info, cycle)
-        self._sync_events(cycle - MOVX_CYCLES)
+        start = cycle - MOVX_CYCLES
+        if start >= self._quiet_until:
+            self._sync_events(start)
         if kind == "status":
             pixel = self._beam_pixel(cycle)
             self._draw_to_beam(cycle, pixel)
@@ -671,19 +689,23 @@ class Vdc:
 
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        info = self._info[address & 0xFF]
+        address &= 0xFF
+        info = self._info[address]
         a = info.canonical
         registers = self.registers
-        self._sync_events(cycle - MOVX_CYCLES)
-        if self._locked(info) or a >= 0xF0:
-            self._catch_up_at(cycle)
+        start = cycle - MOVX_CYCLES
+        if start >= self._quiet_until:  # _sync_events' own early-out, without the call
+            self._sync_events(start)
+        if registers[CONTROL] & self._lock_bits[address] or a >= 0xF0:
+            if cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
+                self._catch_up(self._beam_pixel(cycle))
             return
         if info.redraw and value != registers[a]:
             # always, even when the picture stays the same: where MAME's last update stopped decides
             # which half-drawn line the frame end redraws
             self._draw_to_beam(cycle)
-        else:
-            self._catch_up_at(cycle)
+        elif cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
+            self._catch_up(self._beam_pixel(cycle))
         if info.write_mask is None:
             return
         value &= info.write_mask
