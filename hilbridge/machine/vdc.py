@@ -244,7 +244,7 @@ class Vdc:
         low, high, begun = self._slice_cache
         if low <= start < high:
             return begun
-        cycle_as = self.timing.cycle_as
+        cycle_as = self._cycle_as
         limit = (start + 1) * cycle_as
         begun, following = 0, NEVER
         windows = self._timer_windows
@@ -258,8 +258,11 @@ class Vdc:
                 else:
                     low, high, fired = 0, first // cycle_as, 0
                 windows[number] = (low, high, fired)
-            begun = max(begun, fired)
-            following = min(following, high)
+            # plain comparisons rather than max()/min(): this loop runs once per timer per slice
+            if fired > begun:
+                begun = fired
+            if high < following:
+                following = high
         self._slice_cache = (begun, following, begun)
         return begun
 
@@ -348,10 +351,9 @@ class Vdc:
 
     def _ticks_before(self, start: int) -> int:
         """Number of hblank ticks whose event an instruction starting at `start` sees."""
-        timing = self.timing
-        limit = (start + 1) * timing.cycle_as  # ticks firing strictly before this time
-        line_as = self._htotal * timing.pixel_as
-        span = limit - self._tick_offset * timing.pixel_as
+        limit = (start + 1) * self._cycle_as  # ticks firing strictly before this time
+        line_as = self._htotal * self._pixel_as
+        span = limit - self._tick_offset * self._pixel_as
         return 0 if span <= 0 else -(-span // line_as)
 
     def _sync_events(self, start: int) -> None:
@@ -379,7 +381,8 @@ class Vdc:
                 mask = 3 if self.registers[SOUND_CONTROL] & 0x20 else 15
                 phase = (sound.prescaler + 1) & mask
                 idle = 0 if phase == 0 else mask + 1 - phase
-                idle = min(idle, target - self._ticks_done)
+                if idle > target - self._ticks_done:
+                    idle = target - self._ticks_done
                 sound.prescaler = (sound.prescaler + idle) & 0xFF
                 self._ticks_done += idle
                 if self._ticks_done >= target:
