@@ -27,6 +27,10 @@ from hilbridge.link.protocol import (
 from hilbridge.link.transport import Transport
 
 BACKOFF_FLOOR = 0.1  # seconds
+LIVE_LINK_FACTOR = 10
+"""A request at the full retry budget gets up to this many times the budget while the adapter keeps
+answering other requests: on a noisy but live link a short frame can fail 40 times by bad luck."""
+LIVE_WINDOW = 5.0  # seconds since the last good reply within which the adapter counts as answering
 
 
 @dataclass(slots=True)
@@ -180,7 +184,7 @@ class Link:
                 return seq
 
     def _send(self, item: _Pending, retries: int) -> None:
-        if item.attempts > retries:
+        if item.attempts > retries and not self._still_answering(item, retries):
             raise LinkTimeout(
                 f"{self.transport.name}: no reply to {item.message.name} after {item.attempts} attempts",
                 hint="check the cable and that the adapter is powered; `hilbridge devices` lists adapters",
@@ -193,6 +197,17 @@ class Link:
         item.sent_at = time.monotonic()
         self._outbox += item.wire
         self.stats.bytes_out += len(item.wire)
+
+    def _still_answering(self, item: _Pending, retries: int) -> bool:
+        """True while a full-budget request should keep trying: the adapter replied to something within
+        LIVE_WINDOW and the request is under LIVE_LINK_FACTOR times its budget. Small budgets (the
+        adaptive probes that shrink pieces) never get extended: they want a quick answer."""
+        return (
+            retries >= self.retries
+            and item.attempts <= LIVE_LINK_FACTOR * retries
+            and self._last_reply > 0.0
+            and time.monotonic() - self._last_reply < LIVE_WINDOW
+        )
 
     def _flush(self) -> None:
         """Write the frames queued by `_send` in one transport write (one USB transfer, one syscall)."""

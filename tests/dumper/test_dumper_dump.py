@@ -220,3 +220,14 @@ def test_a_dump_the_list_knows_is_identified_and_named_after_it(tmp_path, monkey
     assert result.report()["identified"] == [
         {"name": "conquest", "description": entry.description, "exact": True}
     ]
+
+
+def test_a_live_noisy_link_is_not_declared_dead_by_one_unlucky_short_frame(tmp_path):
+    # With 3 % of bytes damaged even the shortest piece fails most attempts; a budget of 10 tries
+    # would end the dump on the first unlucky piece although the adapter keeps answering others.
+    with open_adapter(_sim("o2_rom", 4096, f"{NOISY},seed=5")) as adapter:
+        adapter.link.retries = 10
+        adapter.piece_size = 16
+        result = dump_cartridge(adapter, tmp_path / "out.bin")
+        assert adapter.link.stats.retransmits > 0
+    assert (tmp_path / "out.bin").read_bytes() == demo_image("o2_rom", 4096) == result.image
