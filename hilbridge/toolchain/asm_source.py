@@ -8,7 +8,7 @@ commas outside quotes and parentheses. Lines are cut once and cached by their te
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hilbridge.toolchain.asm_expr import ExpressionError, unescape
@@ -40,15 +40,14 @@ _SPLIT_CACHE: dict[str, SplitLine] = {}
 NAME = re.compile(r"(?:\$\$|[A-Za-z_.])[A-Za-z0-9_.]*")
 
 
-def _find_comment(text: str) -> int:
-    """Index of the ';' that starts a comment (outside quotes), or len(text)."""
-    if ";" not in text:
-        return len(text)
-    if "'" not in text and '"' not in text:
-        return text.index(";")
+def _top_level(text: str, wanted: str, nested: bool = True) -> Iterator[int]:
+    """Indices of `wanted` outside quotes (a backslash escapes the next quoted character) and, when
+    `nested`, outside parentheses: the one scanner behind comments, argument commas and QuotPos."""
+    depth = 0
     quote = ""
     index = 0
-    while index < len(text):
+    length = len(text)
+    while index < length:
         char = text[index]
         if quote:
             if char == "\\":
@@ -57,10 +56,22 @@ def _find_comment(text: str) -> int:
                 quote = ""
         elif char in "'\"":
             quote = char
-        elif char == ";":
-            return index
+        elif char == wanted and depth <= 0:
+            yield index
+        elif nested and char == "(":
+            depth += 1
+        elif nested and char == ")":
+            depth -= 1
         index += 1
-    return len(text)
+
+
+def _find_comment(text: str) -> int:
+    """Index of the ';' that starts a comment (outside quotes, even inside parentheses), or len(text)."""
+    if ";" not in text:
+        return len(text)
+    if "'" not in text and '"' not in text:
+        return text.index(";")
+    return next(_top_level(text, ";", nested=False), len(text))
 
 
 def _split_arguments(text: str, offset: int) -> tuple[list[str], list[int]]:
@@ -72,30 +83,12 @@ def _split_arguments(text: str, offset: int) -> tuple[list[str], list[int]]:
     if "," not in text:
         stripped = text.strip()
         return [stripped], [offset + len(text) - len(text.lstrip()) + 1]
-    depth = 0
-    quote = ""
-    start = 0
-    index = 0
-    length = len(text)
     pieces: list[tuple[int, int]] = []
-    while index < length:
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "," and depth <= 0:
-            pieces.append((start, index))
-            start = index + 1
-        index += 1
-    pieces.append((start, length))
+    start = 0
+    for index in _top_level(text, ","):
+        pieces.append((start, index))
+        start = index + 1
+    pieces.append((start, len(text)))
     for begin, end in pieces:
         piece = text[begin:end]
         stripped = piece.strip()
@@ -161,26 +154,7 @@ def split_line(text: str) -> SplitLine:
 
 def top_level_index(text: str, wanted: str) -> int:
     """Index of the first `wanted` character outside quotes and parentheses, or -1 (asl's QuotPos)."""
-    depth = 0
-    quote = ""
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == wanted and depth <= 0:
-            return index
-        index += 1
-    return -1
+    return next(_top_level(text, wanted), -1)
 
 
 def unquote(text: str) -> str | None:
