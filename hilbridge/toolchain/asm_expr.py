@@ -26,10 +26,6 @@ class ExpressionError(Exception):
         self.offset = offset
 
 
-class UndefinedSymbol(ExpressionError):
-    """A symbol that has no value (yet); forgiven in early passes, an error in the final one."""
-
-
 class Context:
     """What an expression needs from the assembler: symbol values and the current address."""
 
