@@ -746,10 +746,8 @@ class Renderer:
         self._pending_collisions = int(state["pending_collisions"])
         self._deferred = []
         shape = (VISIBLE_LINES, VISIBLE_WIDTH)
-        self._bitmap = np.frombuffer(bytes.fromhex(state["bitmap"]), dtype=np.uint8).reshape(shape).copy()
-        self.last_frame = (
-            np.frombuffer(bytes.fromhex(state["last_frame"]), dtype=np.uint8).reshape(shape).copy()
-        )
+        self._bitmap = _array_from_hex(state["bitmap"], shape)
+        self.last_frame = _array_from_hex(state["last_frame"], shape)
 
 
 def _array_from_hex(text: str, shape: tuple[int, int]) -> np.ndarray:
