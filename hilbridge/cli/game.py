@@ -136,8 +136,7 @@ def new(
 @click.option("--as", "player", help="Show only what this player may see (default: public view).")
 def show(save: Path, player: str | None) -> None:
     """Show the board as PLAYER (or a spectator) sees it, and PLAYER's moves."""
-    loaded = Game.load(save)
-    _check_player(loaded, player)
+    loaded = _load_as(save, player)
     click.echo(_show(loaded, player))
     if player is not None and loaded.legal_actions(player):
         click.echo(f"{player}'s moves:\n{_choices(loaded, player)}")
@@ -148,8 +147,7 @@ def show(save: Path, player: str | None) -> None:
 @click.option("--as", "player", help="Undo only if the last move is this player's own.")
 def undo(save: Path, player: str | None) -> None:
     """Take back the last move (and the battle results that followed it)."""
-    loaded = Game.load(save)
-    _check_player(loaded, player)
+    loaded = _load_as(save, player)
     removed = loaded.undo(player)
     if not removed:
         raise HilbridgeError("nothing to undo: the game is at its start")
@@ -163,8 +161,7 @@ def undo(save: Path, player: str | None) -> None:
 @click.option("--as", "player", help="Replay only what this player may see.")
 def replay(save: Path, player: str | None) -> None:
     """Print the game's event log, step by step, as PLAYER (or a spectator) may see it."""
-    loaded = Game.load(save)
-    _check_player(loaded, player)
+    loaded = _load_as(save, player)
     for item in loaded.events(player):
         details = {k: v for k, v in item.items() if k not in ("step", "kind", "visible_to")}
         text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in details.items())
@@ -180,8 +177,7 @@ def play(save: Path, player: str | None, random_battles: bool) -> None:
 
     The game is saved after every move.
     """
-    loaded = Game.load(save)
-    _check_player(loaded, player)
+    loaded = _load_as(save, player)
     resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
     while not loaded.is_terminal():
         waiting = loaded.current_players()
@@ -231,6 +227,9 @@ def play(save: Path, player: str | None, random_battles: bool) -> None:
     click.echo(_show(loaded, player))
 
 
-def _check_player(loaded: Game, player: str | None) -> None:
+def _load_as(save: Path, player: str | None) -> Game:
+    """Load SAVE for `--as PLAYER`, refusing a player who is not in the game."""
+    loaded = Game.load(save)
     if player is not None and player not in loaded.setup["players"]:
         raise HilbridgeError(f"{player!r} does not play in this game ({', '.join(loaded.setup['players'])})")
+    return loaded
