@@ -11,7 +11,7 @@ from hilbridge.files import write_atomic
 from hilbridge.toolchain.assembler import AssemblyResult, assemble
 
 
-def _number(text: str, option: str) -> int:
+def parse_number(text: str, option: str) -> int:
     """A number as asl or Python writes it: 0x400, 400h, $400, 1024."""
     cleaned = text.strip()
     try:
@@ -32,7 +32,7 @@ def _defines(pairs: tuple[str, ...]) -> dict[str, int]:
         name, equals, value = pair.partition("=")
         if not name.strip():
             raise HilbridgeError(f"-D {pair!r} needs a name", hint="write -D NAME=VALUE or -D NAME")
-        defines[name.strip()] = _number(value, f"-D {name}") if equals else 1
+        defines[name.strip()] = parse_number(value, f"-D {name}") if equals else 1
     return defines
 
 
@@ -43,8 +43,8 @@ def _range(text: str | None) -> tuple[int | None, int | None] | None:
     low, dash, high = text.partition("-")
     if not dash:
         raise HilbridgeError(f"--range {text!r} needs START-END", hint="for example --range 0x400-0xbff")
-    start = None if low.strip() in ("", "$") else _number(low, "--range")
-    end = None if high.strip() in ("", "$") else _number(high, "--range")
+    start = None if low.strip() in ("", "$") else parse_number(low, "--range")
+    end = None if high.strip() in ("", "$") else parse_number(high, "--range")
     if start is not None and end is not None and end < start:
         raise HilbridgeError(f"--range {text!r} ends before it starts")
     return start, end
@@ -144,7 +144,7 @@ def asm(
     no_auto_bank: bool,
 ) -> None:
     """Assemble the asl-dialect 8048 program SOURCE into a ROM image."""
-    fill = _number(fill_text, "--fill")
+    fill = parse_number(fill_text, "--fill")
     if not 0 <= fill <= 0xFF:
         raise HilbridgeError(f"--fill {fill_text!r} must be a byte (0..255)")
     span = _range(range_text)

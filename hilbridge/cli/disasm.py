@@ -6,16 +6,10 @@ from pathlib import Path
 
 import click
 
+from hilbridge.cli.asm import parse_number
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.files import write_atomic
 from hilbridge.toolchain.disasm import CARTRIDGE_ORIGIN, cartridge_bank, disassemble
-
-
-def _parse_origin(text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise HilbridgeError(f"--org {text!r} is not a number", hint="write it like 0x400 or 1024") from None
 
 
 @click.command()
@@ -37,7 +31,7 @@ def disasm(
 ) -> None:
     """Disassemble the 8048 image ROM into asl source that assembles back to the same bytes."""
     if origin_text is not None:
-        origin = _parse_origin(origin_text)
+        origin = parse_number(origin_text, "--org")
     else:
         origin = 0 if bank is None else CARTRIDGE_ORIGIN
     try:
