@@ -61,8 +61,8 @@ FORMS, LITERAL_OPERANDS = _build()
 MNEMONICS = frozenset(FORMS) | {"JB"}
 # Conditional jumps JB0..JB7 as asl's `JB bit,target`: opcode of JB0 plus bit * 0x20.
 JB_BASE_OPCODE = FORMS["JB0"][0].opcode
-SEL_MB = {0: FORMS["SEL"][[f.operands for f in FORMS["SEL"]].index(("MB0",))].opcode,
-          1: FORMS["SEL"][[f.operands for f in FORMS["SEL"]].index(("MB1",))].opcode}  # fmt: skip
+# SEL MB0 / SEL MB1 opcodes, for the bank-select prefix the assembler inserts before far jumps.
+SEL_MB = {bank: form.opcode for form in FORMS["SEL"] for bank in (0, 1) if form.operands == (f"MB{bank}",)}
 
 
 def operand_shape(operand: str) -> str:
