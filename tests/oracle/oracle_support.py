@@ -6,11 +6,14 @@ the intent checks and the emulator comparison share the same traces.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
 import numpy as np
+import pytest
+from conftest import require_tool
 
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.oracle.emulator import EmulatorRun, run_emulator
@@ -27,18 +30,20 @@ def cart_image(name: str) -> bytes:
     return build_cart(SPECS[name])
 
 
-def _run_on_mame(name: str, region: str) -> MameRun:
+def _traced_run_options(name: str) -> dict:
+    """What a cart's spec asks both MAME and the emulator to record and feed in (same for both)."""
     spec = SPECS[name]
-    return run_mame(
-        cart_image(name),
-        frames=spec.frames,
-        region=region,
-        slot=spec.slot,
-        reads=spec.reads,
-        pixels=spec.pixels,
-        state=True,
-        inputs=spec.inputs,
-    )
+    return {
+        "frames": spec.frames,
+        "slot": spec.slot,
+        "reads": spec.reads,
+        "pixels": spec.pixels,
+        "inputs": spec.inputs,
+    }
+
+
+def _run_on_mame(name: str, region: str) -> MameRun:
+    return run_mame(cart_image(name), region=region, state=True, **_traced_run_options(name))
 
 
 @cache
@@ -52,8 +57,12 @@ def _mame_runs() -> dict[tuple[str, str], Future[MameRun]]:
     }
 
 
-def stop_mame_runs() -> None:
-    """Drop the MAME runs no test has asked for yet (at the end of the session)."""
+@pytest.fixture(scope="session", autouse=True)
+def mame_installed() -> Iterator[None]:
+    """Import into each MAME test module: skips (fails in CI) without MAME, and at the end of the
+    session drops the MAME runs no test has asked for."""
+    require_tool("mame")
+    yield
     _MAME_POOL.shutdown(wait=False, cancel_futures=True)
 
 
@@ -71,16 +80,7 @@ def mame_run(name: str, region: str) -> MameRun:
 
 @cache
 def emulator_run(name: str, region: str) -> EmulatorRun:
-    spec = SPECS[name]
-    return run_emulator(
-        cart_image(name),
-        frames=spec.frames,
-        region=region,
-        slot=spec.slot,
-        reads=spec.reads,
-        pixels=spec.pixels,
-        inputs=spec.inputs,
-    )
+    return run_emulator(cart_image(name), region=region, **_traced_run_options(name))
 
 
 @cache

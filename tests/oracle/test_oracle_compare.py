@@ -8,24 +8,14 @@ samples must match MAME's -wavwrite recording within hilbridge.oracle.audio's to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
-from conftest import require_tool
-from oracle_support import REGIONS, SPECS, emulator_audio, emulator_run, mame_audio, mame_run, stop_mame_runs
+from oracle_support import REGIONS, SPECS, emulator_audio, emulator_run, mame_audio, mame_installed, mame_run  # noqa: F401 (autouse fixture)
 
 from hilbridge.oracle.audio import match_audio
 from hilbridge.oracle.trace import first_mismatch, up_to_cycle
 
 pytestmark = [pytest.mark.mame, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _mame_installed() -> Iterator[None]:
-    require_tool("mame")
-    yield
-    stop_mame_runs()
 
 
 @pytest.mark.parametrize("region", REGIONS)

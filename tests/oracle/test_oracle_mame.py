@@ -6,23 +6,14 @@ These read MAME's traces only; whether our emulator agrees is test_oracle_compar
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from conftest import require_tool
-from oracle_support import SPECS, cart_image, mame_run, stop_mame_runs
+from oracle_support import SPECS, cart_image, mame_installed, mame_run  # noqa: F401 (autouse fixture)
 
 from hilbridge.oracle.trace import Access
 
 pytestmark = [pytest.mark.mame, pytest.mark.slow]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _mame_installed() -> Iterator[None]:
-    require_tool("mame")
-    yield
-    stop_mame_runs()
 
 
 def ram_writes(name: str, region: str = "ntsc") -> list[Access]:
