@@ -46,6 +46,11 @@ def act(state: dict, player: str, move: str, /, **params) -> dict:
     return R.apply(state, Action(move, player, params))
 
 
+def attack(state: dict, origin: str, target: str, units: int, mode: str) -> dict:
+    """Ann attacks `target` from `origin` (the move most battle tests start with)."""
+    return act(state, "ann", "attack", **{"from": origin, "to": target, "units": units, "mode": mode})
+
+
 def roll(state: dict, **rolls: list[int]) -> dict:
     return R.apply(state, Action("combat_result", CHANCE, {"rolls": rolls}))
 
@@ -355,12 +360,7 @@ def test_S_4_C_conv_use_dark_sea_navies_fight_in_the_same_sea():
 
 
 def test_S_4_C_conv_B_both_sides_remove_a_set_of_supplies():
-    state = act(
-        battle_position(),
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-    )
+    state = attack(battle_position(), "Central America", "Venezuela", 3, "direct")
     assert state["supplies"]["ann"]["grain"] == 2 and state["supplies"]["bob"]["oil"] == 2
     assert force(state, "Central America", "ann") == [0, 0]  # pushed to the border
 
@@ -371,12 +371,7 @@ def test_S_4_C_conv_B_attacker_without_supplies_cannot_attack():
     state["stock_bank"]["oil"] += 3
     assert not [a for a in R.legal_actions(state, "ann") if a.kind == "attack"]
     with pytest.raises(IllegalAction):
-        act(
-            state,
-            "ann",
-            "attack",
-            **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-        )
+        attack(state, "Central America", "Venezuela", 3, "direct")
 
 
 def test_S_4_C_conv_C_defender_without_supplies_gets_one_die():
@@ -413,12 +408,7 @@ def test_SUP_A4_ties_give_no_extra_die_or_the_defender_one():
 
 
 def test_S_4_C_conv_D_every_three_points_one_loss_and_only_the_defender_destroyed():
-    state = act(
-        battle_position(),
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-    )
+    state = attack(battle_position(), "Central America", "Venezuela", 3, "direct")
     state = roll(state, attacker=[5, 3], defender=[3, 1])  # 8 points: 2 losses; 4 points: 1 loss
     assert force(state, "Venezuela", "bob") == [0, 0]
     assert force(state, "Venezuela", "ann") == [2, 0]
@@ -480,23 +470,13 @@ def test_S_4_C_conv_D_convoy_armies_sink_with_their_navy():
     state = battle_position()
     place(state, "Carribean Sea", "bob", 3, 1)
     place(state, "Gulf of Panama", "ann", 0, 3)
-    state = act(
-        state,
-        "ann",
-        "attack",
-        **{"from": "Gulf of Panama", "to": "Carribean Sea", "units": 3, "mode": "direct"},
-    )
+    state = attack(state, "Gulf of Panama", "Carribean Sea", 3, "direct")
     state = roll(state, attacker=[1, 2], defender=[1, 1])
     assert force(state, "Carribean Sea", "bob") == [0, 0]
 
 
 def test_S_4_C_conv_E_reinforcements_defender_first_then_attacker():
-    state = act(
-        battle_position(),
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-    )
+    state = attack(battle_position(), "Central America", "Venezuela", 3, "direct")
     state = roll(state, attacker=[1, 1], defender=[1, 1])  # nobody loses
     assert force(state, "Venezuela", "bob") == [2, 0] and force(state, "Central America", "ann") == [3, 0]
     assert (state["phase"], state["turn"]) == ("reinforce", "bob")
@@ -517,12 +497,7 @@ def test_S_4_C_conv_E_reinforcements_defender_first_then_attacker():
 
 
 def test_S_4_C_conv_E_light_sea_reinforced_only_if_vacant_or_held():
-    state = act(
-        battle_position(),
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-    )
+    state = attack(battle_position(), "Central America", "Venezuela", 3, "direct")
     state = roll(state, attacker=[1, 1], defender=[1, 1])
     place(state, "Mid Atlantic", "bob", 0, 2)
     place(state, "Carribean Sea", "ann", 0, 1)
@@ -540,12 +515,7 @@ def test_S_4_C_conv_E_light_sea_reinforced_only_if_vacant_or_held():
 
 
 def test_S_4_C_conv_F_defender_counterattacks_once_then_rotation_continues():
-    state = act(
-        battle_position(),
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Venezuela", "units": 3, "mode": "direct"},
-    )
+    state = attack(battle_position(), "Central America", "Venezuela", 3, "direct")
     state = roll(state, attacker=[1, 1], defender=[1, 1])
     state = act(act(state, "bob", "end_reinforce"), "ann", "end_reinforce")
     assert (state["phase"], state["turn"]) == ("counter", "bob")
@@ -607,12 +577,7 @@ def test_S_4_C_militia_dice_option():
 def test_S_4_T_amphibious_assault_navies_add_fire_power():
     state = battle_position()
     place(state, "Carribean Sea", "ann", 2, 1)
-    state = act(
-        state,
-        "ann",
-        "attack",
-        **{"from": "Carribean Sea", "to": "Venezuela", "units": 2, "mode": "amphibious"},
-    )
+    state = attack(state, "Carribean Sea", "Venezuela", 2, "amphibious")
     assert state["battle"]["dice"] == {"attacker": 2, "defender": 2}  # 2 armies + 1 navy > 2 armies
     assert state["supplies"]["ann"]["grain"] == 3 - 1 - 2 * OPT["army_move_grain"]
     state = roll(state, attacker=[6, 6], defender=[1, 1])
@@ -623,23 +588,13 @@ def test_S_4_T_amphibious_only_from_a_light_blue_sea():
     state = battle_position()
     place(state, "Mid Atlantic", "ann", 2, 1)
     with pytest.raises(IllegalAction):
-        act(
-            state,
-            "ann",
-            "attack",
-            **{"from": "Mid Atlantic", "to": "Venezuela", "units": 2, "mode": "amphibious"},
-        )
+        attack(state, "Mid Atlantic", "Venezuela", 2, "amphibious")
 
 
 def test_S_4_T_amphibious_defender_may_remove_the_navies():
     state = battle_position()
     place(state, "Carribean Sea", "ann", 1, 1)
-    state = act(
-        state,
-        "ann",
-        "attack",
-        **{"from": "Carribean Sea", "to": "Venezuela", "units": 1, "mode": "amphibious"},
-    )
+    state = attack(state, "Carribean Sea", "Venezuela", 1, "amphibious")
     state = roll(state, attacker=[1], defender=[6, 6])  # 4 losses: the army and the navy
     assert force(state, "Carribean Sea", "ann") == [0, 0]
 
@@ -649,12 +604,7 @@ def test_SUP_A6_failed_landing_withdraws_or_surrenders():
         state = battle_position()
         state["options"]["amphibious_failure"] = option
         place(state, "Carribean Sea", "ann", 1, 1)
-        state = act(
-            state,
-            "ann",
-            "attack",
-            **{"from": "Carribean Sea", "to": "Venezuela", "units": 1, "mode": "amphibious"},
-        )
+        state = attack(state, "Carribean Sea", "Venezuela", 1, "amphibious")
         state = roll(state, attacker=[1], defender=[1, 1])
         assert force(state, "Carribean Sea", "ann") == expected, option
 
@@ -940,12 +890,7 @@ def test_S_7_end_cycle_returns_to_stage_1_with_three_cubes():
 def test_SUP_A3_armies_that_sink_navies_return_to_their_territory():
     state = battle_position()
     place(state, "Gulf of Panama", "bob", 0, 1)
-    state = act(
-        state,
-        "ann",
-        "attack",
-        **{"from": "Central America", "to": "Gulf of Panama", "units": 3, "mode": "direct"},
-    )
+    state = attack(state, "Central America", "Gulf of Panama", 3, "direct")
     state = roll(state, attacker=[6, 1], defender=[1, 1])
     assert force(state, "Gulf of Panama", "bob") == [0, 0] and force(state, "Gulf of Panama", "ann") == [0, 0]
     assert force(state, "Central America", "ann") == [3, 0]
