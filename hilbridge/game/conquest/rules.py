@@ -270,12 +270,6 @@ class ConquestRuleset(Ruleset):
             besiegers |= self.allies(state, player)
         return all(state["owner"][near] in besiegers for near in state["board"]["neighbours"][homeland])
 
-    def homeland_owner(self, state: State, country: str) -> str | None:
-        for player in state["active"]:
-            if state["homeland"][player] == country:
-                return player
-        return None
-
     # -- whose move -----------------------------------------------------------------------------
     def current_players(self, state: State) -> tuple[str, ...]:
         phase = state["phase"]
