@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.game.combat import DiceResolver
 from hilbridge.game.core import (
     CHANCE,
     Action,
@@ -251,8 +252,8 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
         return None
 
     def random_combat_result(self, request: CombatRequest, rng: Any) -> dict[str, Any]:
-        dice = dict(request.params.get("dice", {}))
-        return {"rolls": {side: [rng.randint(1, 6) for _ in range(count)] for side, count in dice.items()}}
+        """Supremacy battles are plain six-sided dice: the engine's dice resolver draws them."""
+        return DiceResolver().resolve(request, rng)
 
     def is_legal(self, state: State, action: Action) -> bool:
         if action.player not in self.current_players(state) or action.player == CHANCE:
