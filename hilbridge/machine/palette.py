@@ -28,7 +28,6 @@ def _table(hex_colours: str) -> np.ndarray:
 
 RF_PALETTE: np.ndarray = _table(_RF_HEX)
 RGB_PALETTE: np.ndarray = _table(_RGB_HEX)
-PALETTES: dict[str, np.ndarray] = {"rf": RF_PALETTE, "rgb": RGB_PALETTE}
 
 
 def to_rgb(frame: np.ndarray, palette: np.ndarray = RF_PALETTE) -> np.ndarray:
