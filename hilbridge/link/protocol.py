@@ -16,7 +16,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 from cobs import cobs
 
@@ -31,6 +31,7 @@ CRC_SIZE = 4
 MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
 # COBS adds one byte per 254 plus one; anything longer between delimiters is garbage.
 MAX_ENCODED_FRAME = MAX_FRAME + MAX_FRAME // 254 + 2
+CRC_RESIDUE = 0x2144DF1C  # CRC-32 of any bytes followed by their own CRC-32 (little-endian)
 
 _FIELD_FORMATS = {"B": 1, "H": 2, "I": 4}
 
@@ -187,8 +188,9 @@ def unpack_fields(fields: tuple[Field, ...], payload: bytes, what: str) -> dict[
     return Layout(fields).unpack(payload, what)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
+    """One decoded frame (a tuple: one is made per frame at link speed)."""
+
     type: int
     seq: int
     payload: bytes
@@ -213,18 +215,18 @@ def decode_frame(encoded: bytes | bytearray) -> Frame:
         raise FramingError(f"bad COBS encoding: {error}") from None
     if len(raw) < HEADER_SIZE + CRC_SIZE:
         raise FramingError(f"frame of {len(raw)} bytes is too short")
-    end = len(raw) - CRC_SIZE
-    with memoryview(raw) as view:
-        if zlib.crc32(view[:end]) != int.from_bytes(view[end:], "little"):
-            raise FramingError("CRC mismatch")
-    return Frame(raw[0], raw[1], raw[HEADER_SIZE:end])
+    # The CRC of a frame with its own CRC appended is a constant: one pass, no slicing.
+    if zlib.crc32(raw) != CRC_RESIDUE:
+        raise FramingError("CRC mismatch")
+    return Frame(raw[0], raw[1], raw[HEADER_SIZE:-CRC_SIZE])
 
 
 class FrameDecoder:
     """Splits a byte stream into frames at 0x00 delimiters, dropping (and counting) invalid ones.
 
     Garbage, lost bytes and corrupted bytes cost at most the frames they touch: the next delimiter
-    starts a clean frame again.
+    starts a clean frame again. A read without a delimiter (most reads of a long frame) is only appended
+    to the buffer; frames are decoded in place from it when their delimiter arrives.
     """
 
     def __init__(self) -> None:
@@ -233,27 +235,32 @@ class FrameDecoder:
         self.bad = 0
         self.last_error: FramingError | None = None
 
-    def feed(self, data: bytes) -> list[Frame]:
-        self._buffer += data
-        if DELIMITER[0] not in data:
-            if len(self._buffer) > MAX_ENCODED_FRAME:
+    def feed(self, data: bytes | bytearray) -> list[Frame]:
+        buffer = self._buffer
+        if 0 not in data:
+            buffer += data
+            if len(buffer) > MAX_ENCODED_FRAME:
                 self.bad += 1
                 self.last_error = FramingError("overlong frame discarded")
-                self._buffer.clear()
+                buffer.clear()
             return []
-        *pieces, rest = self._buffer.split(DELIMITER)
-        self._buffer = bytearray(rest)
+        search = len(buffer)
+        buffer += data
         frames = []
-        for piece in pieces:
-            if not piece:
-                continue
-            try:
-                frames.append(decode_frame(piece))
-            except FramingError as error:
-                self.bad += 1
-                self.last_error = error
-            else:
-                self.good += 1
+        begin = 0
+        end = buffer.find(0, search)
+        while end >= 0:
+            if end > begin:
+                try:
+                    frames.append(decode_frame(buffer[begin:end]))
+                except FramingError as error:
+                    self.bad += 1
+                    self.last_error = error
+                else:
+                    self.good += 1
+            begin = end + 1
+            end = buffer.find(0, begin)
+        del buffer[:begin]
         return frames
 
 

@@ -106,6 +106,7 @@ class Link:
         pending: dict[int, _Pending] = {}
         queue = deque(enumerate(requests))
         refill = max(1, self.window // 2)
+        read, decoder, stats, monotonic = self.transport.read, self._decoder, self.stats, time.monotonic
         while queue or pending:
             # Refill the window in batches, not one request per reply: one write (one USB transfer, one
             # wake-up of the adapter) carries half a window of requests.
@@ -116,24 +117,27 @@ class Link:
                     seq = self._allocate_seq(pending)
                     wire = encode_frame(message.id, seq, message.request_layout.pack(values))
                     pending[seq] = _Pending(index, message, wire)
-                    self.stats.requests += 1
+                    stats.requests += 1
                     self._send(pending[seq], retries)
-            self._flush()
-            data = self.transport.read(min(self._timeout, 0.05))
-            now = time.monotonic()
+            if self._outbox:
+                self._flush()
+            data = read(min(self._timeout, 0.05))
+            now = monotonic()
             if data:
-                self.stats.bytes_in += len(data)
-                bad_before = self._decoder.bad
-                for frame in self._decoder.feed(data):
+                # Most reads of a long reply hold no delimiter: the decoder only buffers them.
+                stats.bytes_in += len(data)
+                bad_before = decoder.bad
+                for frame in decoder.feed(data):
                     self._dispatch(frame, pending, results, errors, now, retries)
-                self.stats.bad_frames = self._decoder.bad
-                if self._decoder.bad > bad_before and pending:
-                    self._resend_oldest(pending, now, retries)
-            # Replies still flowing in: anything missing among them is caught by fast retransmit. A reply
-            # is overdue only in silence, or when nothing but events and garbage came for a timeout,
-            # so a host that was itself descheduled does not resend what is waiting unread.
-            if data and now - self._last_reply < self._timeout:
-                continue
+                if decoder.bad != bad_before:
+                    stats.bad_frames += decoder.bad - bad_before
+                    if pending:
+                        self._resend_oldest(pending, now, retries)
+                # Replies still flowing in: anything missing among them is caught by fast retransmit. A
+                # reply is overdue only in silence, or when nothing but events and garbage came for a
+                # timeout, so a host that was itself descheduled does not resend what is waiting unread.
+                if now - self._last_reply < self._timeout:
+                    continue
             overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
             if overdue:
                 self.stats.timeouts += 1
@@ -171,8 +175,10 @@ class Link:
             data = self.transport.read(max(0.0, min(0.05, deadline - time.monotonic())))
             if data:
                 self.stats.bytes_in += len(data)
+                bad_before = self._decoder.bad
                 for frame in self._decoder.feed(data):
                     self._dispatch(frame, {}, [], [], time.monotonic(), self.retries)
+                self.stats.bad_frames += self._decoder.bad - bad_before
             if time.monotonic() >= deadline:
                 return
 
