@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 import zlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import Any
 
 from hilbridge import __version__
@@ -70,7 +70,8 @@ class SimulatedAdapter:
         self.unstable = dict(unstable or {})
         self._random = random.Random(seed)
         self._decoder = FrameDecoder()
-        self._output = bytearray()
+        self._requests: deque[Frame] = deque()
+        self._output: list[bytes] = []  # wires ready to send
         self._replies: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
         self._started = time.monotonic()
         self.counters = {"frames_in": 0, "frames_out": 0, "duplicates": 0}
@@ -82,25 +83,37 @@ class SimulatedAdapter:
     # -- byte interface ---------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        """True while the device produces bytes of its own (a capture stream), not only replies."""
-        return self.capture is not None
+        """True while the device has bytes of its own to produce (a capture stream) or requests queued."""
+        return self.capture is not None or bool(self._requests)
 
     def receive(self, data: bytes) -> None:
-        for frame in self._decoder.feed(data):
-            self.counters["frames_in"] += 1
-            self._output += self._answer(frame)
+        """Queue the requests in `data`; `transmit` executes them, in order."""
+        frames = self._decoder.feed(data)
+        self.counters["frames_in"] += len(frames)
+        self._requests += frames
 
-    def transmit(self) -> bytes:
-        if self.capture is not None and len(self._output) < 4 * MAX_PAYLOAD:
+    def transmit(self, limit: int | None = None) -> bytes:
+        """Reply (and event) bytes: all queued requests answered, or only until `limit` bytes are ready.
+
+        A server passes a limit so that it writes each reply while the host still reads the previous
+        one, instead of computing a whole window of replies before writing any.
+        """
+        output, requests = self._output, self._requests
+        size = sum(map(len, output))
+        while requests and (limit is None or size < limit):
+            wire = self._answer(requests.popleft())
+            output.append(wire)
+            size += len(wire)
+        if self.capture is not None and size < 4 * MAX_PAYLOAD:
             for frame_type, payload in self.capture.next_events():
                 self._emit(frame_type, 0, payload)
-        data = bytes(self._output)
-        self._output.clear()
+        data = b"".join(output)
+        output.clear()
         return data
 
     def _emit(self, frame_type: int, seq: int, payload: bytes) -> bytes:
         wire = encode_frame(frame_type, seq, payload)
-        self._output += wire
+        self._output.append(wire)
         self.counters["frames_out"] += 1
         return wire
 

@@ -131,10 +131,10 @@ class FaultyEndpoint:
             self._stalled_until = time.monotonic() + self.plan.stall_time
         self.device.receive(self._to_device(data))
 
-    def transmit(self) -> bytes:
+    def transmit(self, limit: int | None = None) -> bytes:
         self._check()
         now = time.monotonic()
-        data = self.device.transmit()
+        data = self.device.transmit(limit)
         if data:
             self._held.append((now + self.plan.delay, self._to_host(data)))
         if now < self._stalled_until:

@@ -19,6 +19,9 @@ from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
 IDLE_WAIT = 0.02  # seconds to wait for host bytes when the device has nothing of its own to send
 BUSY_WAIT = 0.0
+REPLY_BATCH = 16384
+"""Reply bytes computed per write: about what a pty buffers, so the device computes the next reply while
+the host reads this one (a whole window of replies computed first would leave the host waiting)."""
 
 
 def _endpoint(device: SimulatedAdapter, plan: FaultPlan) -> SimulatedAdapter | FaultyEndpoint:
@@ -33,7 +36,7 @@ def _pump(endpoint, fileno: int, read: Callable[[], bytes], write: Callable[[byt
             if not data:
                 return
             endpoint.receive(data)
-        out = endpoint.transmit()
+        out = endpoint.transmit(REPLY_BATCH)
         if out:
             write(out)
 
