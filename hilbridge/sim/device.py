@@ -72,7 +72,7 @@ class SimulatedAdapter:
         self._decoder = FrameDecoder()
         self._requests: deque[Frame] = deque()
         self._output: list[bytes] = []  # wires ready to send
-        self._replies: OrderedDict[int, tuple[bytes, bytes]] = OrderedDict()
+        self._replies: OrderedDict[int, tuple[tuple[int, bytes], bytes]] = OrderedDict()
         self._started = time.monotonic()
         self.counters = {"frames_in": 0, "frames_out": 0, "duplicates": 0}
         self.upload_buffer: bytearray | None = None
@@ -119,7 +119,7 @@ class SimulatedAdapter:
 
     # -- request handling -------------------------------------------------------------------------
     def _answer(self, frame: Frame) -> bytes:
-        key = bytes((frame.type,)) + frame.payload
+        key = (frame.type, frame.payload)
         if frame.type == HELLO_ID:
             self._replies.clear()  # HELLO starts a session: earlier sequence numbers mean nothing now
         cached = self._replies.get(frame.seq)
@@ -204,6 +204,8 @@ class SimulatedAdapter:
         if count < 1:
             raise RequestRefused("BAD_ARGUMENT", "count must be at least 1")
         self._check_read(strobe, address, length, length * count)
+        if not self.unstable:  # a stable slot reads the same every pass
+            return {"address": address, "data": self._read_slot(p1, p2, strobe, address, length) * count}
         data = b"".join(self._read_slot(p1, p2, strobe, address, length) for _ in range(count))
         return {"address": address, "data": data}
 
