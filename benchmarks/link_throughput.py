@@ -40,15 +40,17 @@ from pathlib import Path
 from hilbridge.dumper.dump import dump_cartridge
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.discovery import open_adapter
+from hilbridge.link.protocol import MAX_PAYLOAD
 from hilbridge.link.transport import SerialTransport
 
 SIM_CART = ["--type", "o2_rally", "--size", "16384"]
 PROGRAM_AREA = 0xC00  # CPU 0400h-0FFFh: the longest single CART_READ of program space
+MOST_PASSES = (MAX_PAYLOAD - 2) // PROGRAM_AREA  # passes of the area that fill one reply frame
 RAW = "raw pty"
 # What each round measures: name -> passes of the program area per request (0: the raw pty).
 MEASURED = {
     RAW: 0,
-    "protocol, CART_READ_REPEAT 5 x 3 KB": 5,
+    f"protocol, CART_READ_REPEAT {MOST_PASSES} x 3 KB": MOST_PASSES,
     "protocol, CART_READ 3 KB": 1,
 }
 RAW_WRITER = r"""

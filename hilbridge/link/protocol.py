@@ -22,10 +22,10 @@ from cobs import cobs
 
 from hilbridge.link.errors import FramingError, ProtocolError
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 REPLY_BIT = 0x80
 DELIMITER = b"\x00"
-MAX_PAYLOAD = 16384  # 4096 in protocol version 1
+MAX_PAYLOAD = 65535  # the most HELLO's max_payload:H can say; 16384 in protocol version 2, 4096 in 1
 HEADER_SIZE = 2
 CRC_SIZE = 4
 MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
@@ -234,6 +234,11 @@ class FrameDecoder:
         self.good = 0
         self.bad = 0
         self.last_error: FramingError | None = None
+
+    @property
+    def partial(self) -> int:
+        """Bytes of an unfinished frame held since the last delimiter."""
+        return len(self._buffer)
 
     def feed(self, data: bytes | bytearray) -> list[Frame]:
         buffer = self._buffer

@@ -79,6 +79,7 @@ class Link:
         self._next_seq = 1
         self._transmissions = 0
         self._last_reply = 0.0
+        self._replies_flowing = False  # the last complete frame was a reply, not an event or garbage
         self._outbox = bytearray()
         self.events: deque[tuple[Message, dict[str, Any]]] = deque()
         self.stats = LinkStats()
@@ -131,12 +132,15 @@ class Link:
                     self._dispatch(frame, pending, results, errors, now, retries)
                 if decoder.bad != bad_before:
                     stats.bad_frames += decoder.bad - bad_before
+                    self._replies_flowing = False
                     if pending:
                         self._resend_oldest(pending, now, retries)
                 # Replies still flowing in: anything missing among them is caught by fast retransmit. A
                 # reply is overdue only in silence, or when nothing but events and garbage came for a
                 # timeout, so a host that was itself descheduled does not resend what is waiting unread.
-                if now - self._last_reply < self._timeout:
+                # The bytes of a long reply (64 KB take milliseconds) count as flowing when they follow
+                # a reply: the timeout, learnt from short round trips, must not expire in mid-frame.
+                if now - self._last_reply < self._timeout or (self._replies_flowing and decoder.partial):
                     continue
             overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
             if overdue:
@@ -229,8 +233,10 @@ class Link:
             self.stats.bad_frames += 1
             return
         if message.kind == "event":
+            self._replies_flowing = False
             self.events.append((message, values))
             return
+        self._replies_flowing = True
         item = pending.get(frame.seq)
         if item is None or (message is not ERROR and message is not item.message):
             self.stats.stray_replies += 1

@@ -13,10 +13,12 @@ class _SlowReader:
 
     name = "slow-reader"
 
-    def __init__(self, chunk: int, stall: float):
+    def __init__(self, chunk: int, stall: float, delay: float = 0.0, cut_after: int = 0):
         self.device = build_device()
         self.chunk = chunk
         self.stall = stall
+        self.delay = delay  # seconds each read that returns bytes takes (a slow link)
+        self.cut_after = cut_after  # deliver this many bytes, then lose the rest of what was sent once
         self.pending = bytearray()
         self.writes: list[bytes] = []
 
@@ -32,8 +34,14 @@ class _SlowReader:
         if not self.pending:
             time.sleep(timeout)
             return b""
-        data = bytes(self.pending[: self.chunk])
-        del self.pending[: self.chunk]
+        chunk = min(self.chunk, self.cut_after) if self.cut_after else self.chunk
+        data = bytes(self.pending[:chunk])
+        del self.pending[:chunk]
+        if self.cut_after:
+            self.cut_after -= len(data)
+            if not self.cut_after:
+                self.pending.clear()
+        time.sleep(self.delay)
         return data
 
     def close(self) -> None:
@@ -62,3 +70,28 @@ def test_the_window_is_refilled_in_batches_not_one_request_per_reply():
     # 160 requests: a first write of 16, then one write per 8 freed slots, not one per reply.
     assert len(transport.writes) <= 2 + 160 // 8
     assert link.stats.requests == 160
+
+
+LONG_READ = (
+    "CART_READ_REPEAT",
+    {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": 0xC00, "count": 21},
+)
+
+
+def test_a_long_reply_arriving_for_many_timeouts_is_not_resent():
+    transport = _SlowReader(chunk=4095, stall=0.0, delay=0.002)
+    link = Link(transport, timeout=0.005, min_timeout=0.004)
+    link.transact(_reads(1))  # a short round trip: the timeout becomes a few milliseconds
+    reply = link.transact([LONG_READ])[0]  # 64 KB in 16 reads of 2 ms each
+    assert len(reply["data"]) == 21 * 0xC00
+    assert link.stats.retransmits == 0
+
+
+def test_a_reply_cut_off_in_mid_frame_is_requested_again():
+    transport = _SlowReader(chunk=4095, stall=0.0)
+    link = Link(transport, timeout=0.005, min_timeout=0.004)
+    link.transact(_reads(1))
+    transport.cut_after = 20000  # the rest of the 64 KB reply never comes
+    reply = link.transact([LONG_READ])[0]
+    assert reply["data"] == transport.device.cartridge.program_view(0xFF) * 21
+    assert link.stats.retransmits >= 1
