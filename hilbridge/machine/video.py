@@ -139,9 +139,10 @@ def edge_bits(left: int, here: int, enable: int) -> int:
 class Picture:
     """Everything one register snapshot draws on the visible area, built lazily line by line.
 
-    Shared, cached layers (grid, major system, each sprite) are looked up once per picture; pixels
-    and collision bits are computed only for the lines that a span drawn with this picture covers
-    (a register write mid-frame makes a new picture that may draw only a few lines).
+    Shared, cached layers (grid, major system, each sprite) are looked up once per picture and
+    draw only the lines someone asks for; pixels and collision bits are computed only for the
+    lines that a span drawn with this picture covers (a register write mid-frame makes a new
+    picture that may draw only a few pixels of one line, which must then cost only microseconds).
     `tests/machine/video_reference.py` keeps the straightforward whole-frame version this must equal.
     """
 
@@ -155,7 +156,6 @@ class Picture:
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
         self._built = False
-        self.full_overlap: bool | None = None
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
         self._pixels: np.ndarray | None = None
@@ -164,73 +164,68 @@ class Picture:
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
+        """Look up the layers; they draw their lines on first use (`MajorSystem.build`, `sprites_in`)."""
         if self._built:
             return
         self._built = True
         r = self.registers
         if self.layout is not None:
-            self._share_layout(self.layout)
+            layout = self.layout
+            layout._build()
+            self.grid, self.major, self.sprites = layout.grid, layout.major, layout.sprites
+            self.object_reach = layout.object_reach
             return
         # grid and characters change less often than sprites: their layers are shared (read-only)
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        self.grid = grid_layer(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
-        major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters and self.objects_on])
-        if not self.objects_on:
-            major_key = b""
-        layers = major_layers(major_key)
-        self.major_cover, self.major_opaque, self.major_colour, self.overlap, major_lines, overlap_lines = (
-            layers
-        )
-        # (index, zoomed, top line, mask of lines top.., 360 wide) in draw order, empty ones left out
-        self.sprites: list[tuple[int, bool, int, np.ndarray]] = []
-        self.object_lines = major_lines
+        self.grid = grid_system(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
+        major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
+        self.major = major_system(major_key)
+        # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
+        # lines are off screen, which starts right of the visible area or has no pixel is left out
+        self.sprites: list[tuple[int, bool, int, int, bytes]] = []
         if self.objects_on:
             for index in range(3, -1, -1):
-                top, mask, lines = sprite_layer(
-                    bytes(r[4 * index : 4 * index + 3] + r[0x80 + 8 * index : 0x88 + 8 * index])
-                )
-                if lines is not None:
-                    self.sprites.append((index, bool(r[4 * index + 2] & 4), top, mask))
-                    self.object_lines = self.object_lines | lines
-        self.overlap_lines = overlap_lines
-        self.full_overlap = any(overlap_lines)
-        self.object_line_list: list[bool] = self.object_lines.tolist()
+                y, x, attribute = r[4 * index], r[4 * index + 1], r[4 * index + 2]
+                shape = r[0x80 + 8 * index : 0x88 + 8 * index]
+                bottom = min(y + (32 if attribute & 4 else 16), VISIBLE_LINES)
+                if y < bottom and (x + 5) * 2 < VISIBLE_WIDTH and any(shape):
+                    key = bytes(r[4 * index : 4 * index + 3] + shape)
+                    self.sprites.append((index, bool(attribute & 4), y, bottom, key))
+        # 1 = a character or sprite reaches that line (maybe with transparent pixels only there)
+        self.object_reach = bytearray(self.major.cell_reach)
+        for _index, _zoomed, top, bottom, _key in self.sprites:
+            self.object_reach[top:bottom] = b"\1" * (bottom - top)
 
-    def _share_layout(self, layout: Picture) -> None:
-        layout._build()
-        for name in (
-            "grid",
-            "major_cover",
-            "major_opaque",
-            "major_colour",
-            "sprites",
-            "object_line_list",
-            "overlap",
-            "object_lines",
-        ):
-            setattr(self, name, getattr(layout, name))
-        self.overlap_lines = layout.overlap_lines
-        self.full_overlap = layout.full_overlap
+    def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray, np.ndarray]]:
+        """(index, zoomed, top line, mask of lines top.. (360 wide), lines it touches) of the
+        sprites with pixels on lines first..end-1, in draw order."""
+        found = []
+        for index, zoomed, top, bottom, key in self.sprites:
+            if top < end and first < bottom:
+                _top, mask, lines = sprite_layer(key)
+                if lines is not None:
+                    found.append((index, zoomed, top, mask, lines))
+        return found
 
     def _paint(self, first: int, last: int) -> None:
         """Palette indices of lines first..last: background, grid, characters, sprites 3 -> 0."""
         r = self.registers
         width = VISIBLE_WIDTH
         end = last + 1
-        grid = self.grid[first:end, :width]
+        grid = self.grid.drawn(first, last)[first:end]
         target = self._pixels[first:end]
         target.fill(background_colour(r[COLOUR]))
-        target[grid != 0] = grid_colour(r[COLOUR])
+        if self.grid.on:
+            target[grid != 0] = grid_colour(r[COLOUR])
         if self.objects_on:
-            np.copyto(
-                target, self.major_colour[first:end, :width], where=self.major_opaque[first:end, :width]
-            )
-            for index, _zoomed, top, mask in self.sprites:
+            major = self.major
+            if major.build(first, last):
+                np.copyto(target, major.colour[first:end, :width], where=major.opaque[first:end, :width])
+            for index, _zoomed, top, mask, _lines in self.sprites_in(first, end):
                 low, high = max(first, top), min(end, top + len(mask))
-                if low < high:
-                    target[low - first : high - first][mask[low - top : high - top]] = 8 + (
-                        r[4 * index + 2] >> 3 & 7
-                    )
+                target[low - first : high - first][mask[low - top : high - top]] = 8 + (
+                    r[4 * index + 2] >> 3 & 7
+                )
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
@@ -240,11 +235,20 @@ class Picture:
         there (its source byte: grid 0x30, major 0x80, sprites 0x0F) and on its left neighbour's,
         so they are looked up in tables made from the per-pixel rules (`draw_table`, `edge_table`)."""
         width = VISIBLE_WIDTH
-        rows = np.flatnonzero(self.object_lines[first : last + 1]) + first
+        end = last + 1
+        major = self.major
+        has_major = major.build(first, last)
+        sprites = self.sprites_in(first, end)
+        if not has_major and not sprites:
+            return
+        object_lines = major.lines[first:end].copy()
+        for _index, _zoomed, _top, _mask, lines in sprites:
+            object_lines |= lines[first:end]
+        rows = np.flatnonzero(object_lines) + first
         if not len(rows):
             return
-        source = self.grid[rows, :width] | (self.major_opaque[rows, :width].view(np.uint8) << 7)
-        for index, _zoomed, top, sprite in self.sprites:
+        source = self.grid.drawn(first, last)[rows] | (major.opaque[rows, :width].view(np.uint8) << 7)
+        for index, _zoomed, top, sprite, _lines in sprites:
             low, high = np.searchsorted(rows, (top, top + len(sprite)))
             if low < high:
                 source[low:high] |= sprite[rows[low:high] - top].view(np.uint8) << index
@@ -273,7 +277,10 @@ class Picture:
         """Sorted raster indices (line * 360 + x) of overlapping major cells."""
         if self._overlap_positions is None:
             self._build()
-            self._overlap_positions = np.flatnonzero(self.overlap.ravel()) if self.full_overlap else _EMPTY
+            major = self.major
+            major.build(0, VISIBLE_LINES - 1)
+            found = any(major.overlap_masks)
+            self._overlap_positions = np.flatnonzero(major.overlap.ravel()) if found else _EMPTY
         return self._overlap_positions
 
     def collision_positions(self) -> np.ndarray:
@@ -288,28 +295,33 @@ class Picture:
 
     # -- queries over a span (raster range start..end-1, start = line * 360 + x) -------------------
     def overlaps(self, start: int, end: int) -> bool:
-        """Does a major cell overlap another anywhere in the span (A1 b7)?"""
+        """Does a major cell overlap another anywhere in the span (A1 b7)? Answered from each
+        line's overlap bit mask, so a span of a few pixels costs no numpy call once its lines are built."""
         if not self.objects_on:
             return False
         if not self._built:
             self._build()
-        if not self.full_overlap:
+        major = self.major
+        if len(major.cells) < 2:
             return False
-        first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
-        if not any(self.overlap_lines[first : last + 1]):
-            return False
-        return bool(self.overlap.ravel()[start:end].any())
+        first, x0 = divmod(start, VISIBLE_WIDTH)
+        last, x1 = divmod(end - 1, VISIBLE_WIDTH)
+        major.build(first, last)
+        masks = major.overlap_masks
+        if first == last:
+            return bool(masks[first] >> x0 & ((2 << (x1 - x0)) - 1))
+        return bool(masks[first] >> x0 or masks[last] & ((2 << x1) - 1) or any(masks[first + 1 : last]))
 
     def collisions(self, start: int, end: int, left_source: int) -> int:
         """A2 bits of pixels start..end-1; `left_source` is the source map left of `start` as the
         previous span drew it, or -1 when this picture drew that pixel too."""
-        if not self.enable:
-            return 0
+        if not self.enable or not self.objects_on:
+            return 0  # only character and sprite pixels set A2 bits
         first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
         if not self._built:
             self._build()
-        if not any(self.object_line_list[first_line : last_line + 1]):
-            return 0  # only character and sprite pixels set A2 bits
+        if self.object_reach.find(1, first_line, last_line + 1) < 0:
+            return 0
         owner = self._collision_lines(first_line, last_line)
         combined = owner.combined_bits.ravel()
         first = start
@@ -329,11 +341,11 @@ class Picture:
         if not self.objects_on and not self.registers[CONTROL] & CONTROL_GRID:
             return 0
         self._build()
-        value = int(self.grid[line, x])
-        if self.major_opaque[line, x]:
+        value = int(self.grid.drawn(line, line)[line, x])
+        if self.major.build(line, line) and self.major.opaque[line, x]:
             value |= SOURCE_MAJOR
-        for index, zoomed, top, mask in self.sprites:
-            if top <= line < top + len(mask) and mask[line - top, x]:
+        for index, zoomed, top, mask, _lines in self.sprites_in(line, line + 1):
+            if mask[line - top, x]:
                 value |= (0x101 if zoomed else 1) << index
         return value
 
@@ -351,28 +363,33 @@ class Picture:
         return self._pixels[y0 : y1 + 1, x0 : x1 + 1]
 
 
-@lru_cache(maxsize=256)
-def draw_table(enable: int) -> np.ndarray:
-    """A2 bits the drawing pass sets at a pixel, by its source byte (grid 0x30, major 0x80, sprite
-    bits 0x0F): major over grid, then sprites 3 -> 0 each over what is drawn so far. An opaque pixel
-    of object M over sources C: if E & C, status |= M; if E & M, status |= C (E = A2)."""
-    code = np.arange(256)
+@lru_cache(maxsize=1)
+def draw_tables() -> np.ndarray:
+    """A2 bits the drawing pass sets at a pixel, by enable (A2) and by its source byte (grid 0x30,
+    major 0x80, sprite bits 0x0F): major over grid, then sprites 3 -> 0 each over what is drawn so
+    far. An opaque pixel of object M over sources C: if E & C, status |= M; if E & M, status |= C.
+    All 256 enables at once: a game that rewrites A2 every frame meets many of them."""
+    code = np.arange(256)[None, :]
+    enable = np.arange(256)[:, None]
     grid = code & (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID)
     major = (code & SOURCE_MAJOR) != 0
     bits = np.where(major & ((grid & enable) != 0), SOURCE_MAJOR, 0)
-    if enable & SOURCE_MAJOR:
-        bits |= np.where(major, grid, 0)
+    bits |= np.where(major & ((enable & SOURCE_MAJOR) != 0), grid, 0)
     drawn = grid | np.where(major, SOURCE_MAJOR, 0)
     for index in range(3, -1, -1):
         own = 1 << index
         present = (code & own) != 0
         bits |= np.where(present & ((drawn & enable) != 0), own, 0)
-        if enable & own:
-            bits |= np.where(present, drawn, 0)
-        drawn |= np.where(present, own, 0)
+        bits |= np.where(present & ((enable & own) != 0), drawn, 0)
+        drawn = drawn | np.where(present, own, 0)
     table = bits.astype(np.uint8)
     table.setflags(write=False)
     return table
+
+
+def draw_table(enable: int) -> np.ndarray:
+    """The drawing pass's A2 bits by source byte with A2 = `enable` (see `draw_tables`)."""
+    return draw_tables()[enable]
 
 
 @lru_cache(maxsize=256)
@@ -440,8 +457,9 @@ def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
 
 @lru_cache(maxsize=8)
 def grid_columns(width_units: int, count: int) -> np.ndarray:
-    """(count, 360) 0/1: where a grid piece `width_units` wide in each of the first `count` columns is."""
-    masks = np.zeros((count, VISIBLE_WIDTH), dtype=np.int64)
+    """(count, 360) 0/1: where a grid piece `width_units` wide in each of the first `count` columns is
+    (float32, so that the product with the pieces that are on is a fast BLAS product)."""
+    masks = np.zeros((count, VISIBLE_WIDTH), dtype=np.float32)
     for column in range(count):
         x = (GRID_X0_UNITS + column * GRID_CELL_UNITS) * 2
         masks[column, x : x + width_units * 2] = 1
@@ -449,32 +467,67 @@ def grid_columns(width_units: int, count: int) -> np.ndarray:
     return masks
 
 
-@lru_cache(maxsize=32)
-def grid_layer(key: bytes) -> np.ndarray:
-    """Source bits of the grid (0x20 horizontal bars and dots, 0x10 vertical bars) per pixel.
+# the grid row drawn on each line: horizontal bar row 0-8 (9 = none), vertical bar row 0-7 (8 = none)
+_LINE_OFFSET = np.arange(VISIBLE_LINES) - GRID_Y0
+_GRID_ROW = np.where(_LINE_OFFSET >= 0, _LINE_OFFSET // GRID_CELL_LINES, 99)
+HORIZONTAL_ROW_OF_LINE = np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9)
+VERTICAL_ROW_OF_LINE = np.where(_GRID_ROW < 8, _GRID_ROW, 8)
+
+
+class GridLayer:
+    """Source bits of the grid (0x20 horizontal bars and dots, 0x10 vertical bars) per pixel,
+    drawn line by line on first use (`drawn`).
 
     key: A0 & (grid | dots | wide bars), then registers C0-EF. A bar row or column is the OR of
     its pieces: which pieces are on (C0-C8 + D0-D8 b0: 9 horizontal rows; E0-E9: 8 vertical rows)
-    times where each column's piece is."""
-    control, registers = key[0], np.frombuffer(key[1:], dtype=np.uint8).astype(np.int64)
-    grid = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-    if control & CONTROL_GRID:
+    times where each column's piece is. A line shows one horizontal bar row (or none) and one
+    vertical bar row (or none)."""
+
+    def __init__(self, key: bytes) -> None:
+        control, registers = key[0], np.frombuffer(key[1:], dtype=np.uint8).astype(np.int32)
+        self.on = bool(control & CONTROL_GRID)
+        if not self.on:
+            self.pixels = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            self._built = bytearray(b"\1" * VISIBLE_LINES)
+            return
+        self.pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+        self._built = bytearray(VISIBLE_LINES)
         bars = registers[0x00:0x09] | (registers[0x10:0x19] & 1) << 8  # C0-C8, D0-D8 b0
-        pieces = bars[None, :] >> np.arange(9)[:, None] & 1  # (row, column)
+        pieces = (bars[None, :] >> np.arange(9)[:, None] & 1).astype(np.float32)  # (row, column)
         horizontal = (pieces @ grid_columns(GRID_CELL_UNITS + 2, 9)) != 0
         if control & CONTROL_DOTS:
             horizontal |= grid_columns(2, 10).any(axis=0)
-        for row in range(9):
-            top = GRID_Y0 + row * GRID_CELL_LINES
-            grid[top : top + 3] |= horizontal[row].astype(np.uint8) * SOURCE_HORIZONTAL_GRID
+        self.horizontal = np.zeros((10, VISIBLE_WIDTH), dtype=np.uint8)  # row 9: no bar
+        self.horizontal[:9][horizontal] = SOURCE_HORIZONTAL_GRID
         bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
-        pieces = registers[None, 0x20:0x2A] >> np.arange(8)[:, None] & 1  # E0-E9
+        pieces = (registers[None, 0x20:0x2A] >> np.arange(8)[:, None] & 1).astype(np.float32)  # E0-E9
         vertical = (pieces @ grid_columns(bar_units, 10)) != 0
-        for row in range(8):
-            top = GRID_Y0 + row * GRID_CELL_LINES
-            grid[top : top + GRID_CELL_LINES] |= vertical[row].astype(np.uint8) * SOURCE_VERTICAL_GRID
-    grid.setflags(write=False)
-    return grid
+        self.vertical = np.zeros((9, VISIBLE_WIDTH), dtype=np.uint8)  # row 8: no bar
+        self.vertical[:8][vertical] = SOURCE_VERTICAL_GRID
+
+    def drawn(self, first: int, last: int) -> np.ndarray:
+        """The (243, 360) source bits, with lines first..last drawn (others may be unset)."""
+        built = self._built
+        low = built.find(0, first, last + 1)
+        if low >= 0:
+            end = built.rfind(0, first, last + 1) + 1
+            np.bitwise_or(
+                self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
+                self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
+                out=self.pixels[low:end],
+            )
+            built[low:end] = b"\1" * (end - low)
+        return self.pixels
+
+
+@lru_cache(maxsize=32)
+def grid_system(key: bytes) -> GridLayer:
+    return GridLayer(key)
+
+
+def grid_layer(key: bytes) -> np.ndarray:
+    """The whole grid layer of `key` (see `GridLayer`)."""
+    return grid_system(key).drawn(0, VISIBLE_LINES - 1)
 
 
 def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
@@ -514,33 +567,73 @@ def character_cell(y: int, pointer9: int, height_pointer: int) -> np.ndarray | N
 _MAJOR_WIDTH = VISIBLE_WIDTH + 16  # a cell starting left of the edge draws up to 15 pixels past it
 
 
-@lru_cache(maxsize=32)
-def major_layers(key: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[bool]]:
-    """(cells covered, opaque, colour of the first opaque pixel, overlap, lines with an opaque
-    pixel, lines with an overlap) of the major system; cells starting right of the visible area
-    are left out (nothing of them is seen or overlaps there).
+class MajorSystem:
+    """The major system (quads, then characters) of one set of registers 10-7F, drawn line by line
+    on first use: cells covered, opaque pixels, colour of the first opaque pixel, overlap (two cells
+    or more), lines with an opaque pixel, and each line's overlap as a bit mask (bit x = pixel x).
+    Cells starting right of the visible area are left out (nothing of them is seen or overlaps)."""
 
-    key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
-    shape = (VISIBLE_LINES, _MAJOR_WIDTH)
-    cover, opaque, colours = np.zeros(shape, np.uint8), np.zeros(shape, bool), np.zeros(shape, np.uint8)
-    if key:
-        hide_high = bool(key[-1])
-        for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
-            if (hide_high and y < NTSC_HIDDEN_Y) or x >= VISIBLE_WIDTH:
-                continue
-            bits = character_cell(y, pointer9, height_pointer)
-            if bits is None:
-                continue
-            cell = (slice(y, y + len(bits)), slice(x, x + 16))
-            cover[cell] += 1
-            fresh = bits & ~opaque[cell]
-            colours[cell][fresh] = colour
-            opaque[cell] |= bits
-    overlap = np.ascontiguousarray(cover[:, :VISIBLE_WIDTH] >= 2)
-    lines = opaque[:, :VISIBLE_WIDTH].any(axis=1)
-    for layer in (cover, opaque, colours, overlap, lines):
-        layer.setflags(write=False)
-    return cover, opaque, colours, overlap, lines, overlap.any(axis=1).tolist()
+    def __init__(self, key: bytes) -> None:
+        """key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
+        # (top line, bottom line + 1, x, pointer9, height pointer, colour) in drawing order
+        self.cells: list[tuple[int, int, int, int, int, int]] = []
+        if key:
+            hide_high = bool(key[-1])
+            for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
+                if (hide_high and y < NTSC_HIDDEN_Y) or x >= VISIBLE_WIDTH or y >= VISIBLE_LINES:
+                    continue
+                bottom = min(y + 2 * (7 - (((y >> 1) + height_pointer) & 7) or 8), VISIBLE_LINES)
+                self.cells.append((y, bottom, x, pointer9, height_pointer, colour))
+        self.cell_reach = bytearray(VISIBLE_LINES)  # 1 = a cell reaches that line
+        for y, bottom, *_rest in self.cells:
+            self.cell_reach[y:bottom] = b"\1" * (bottom - y)
+        # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
+        blank = np.empty if self.cells else np.zeros
+        shape = (VISIBLE_LINES, _MAJOR_WIDTH)
+        self.cover = blank(shape, np.uint8)
+        self.opaque = blank(shape, bool)
+        self.colour = blank(shape, np.uint8)
+        self.overlap = blank((VISIBLE_LINES, VISIBLE_WIDTH), bool)
+        self.lines = blank(VISIBLE_LINES, bool)
+        self.overlap_masks = [0] * VISIBLE_LINES
+        self._built = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+
+    def build(self, first: int, last: int) -> bool:
+        """Draw lines first..last if not yet drawn. False when there is no cell at all."""
+        if not self.cells:
+            return False
+        built = self._built
+        low = built.find(0, first, last + 1)
+        if low < 0:
+            return True
+        end = built.rfind(0, first, last + 1) + 1
+        self.cover[low:end] = 0
+        self.opaque[low:end] = False
+        self.colour[low:end] = 0
+        for y, bottom, x, pointer9, height_pointer, colour in self.cells:
+            top, stop = max(y, low), min(bottom, end)
+            if top < stop:
+                bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
+                cell = (slice(top, stop), slice(x, x + 16))
+                self.cover[cell] += 1
+                opaque = self.opaque[cell]
+                self.colour[cell][bits & ~opaque] = colour
+                opaque |= bits
+        overlap = self.overlap[low:end]
+        np.greater_equal(self.cover[low:end, :VISIBLE_WIDTH], 2, out=overlap)
+        self.opaque[low:end, :VISIBLE_WIDTH].any(axis=1, out=self.lines[low:end])
+        masks = self.overlap_masks
+        for row in np.flatnonzero(overlap.any(axis=1)).tolist():
+            masks[low + row] = int.from_bytes(
+                np.packbits(overlap[row], bitorder="little").tobytes(), "little"
+            )
+        built[low:end] = b"\1" * (end - low)
+        return True
+
+
+@lru_cache(maxsize=32)
+def major_system(key: bytes) -> MajorSystem:
+    return MajorSystem(key)
 
 
 @dataclass(slots=True)
