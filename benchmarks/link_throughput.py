@@ -57,6 +57,7 @@ MEASURED = {
     f"protocol, CART_READ_REPEAT {MOST_PASSES} x 3 KB": MOST_PASSES,
     "protocol, CART_READ 3 KB": 1,
 }
+SIDES = ("reader_cpu", "writer_cpu")
 RAW_WRITER = r"""
 import os, sys, tty
 master, slave = os.openpty()
@@ -202,11 +203,15 @@ def main() -> None:
         if name != RAW:
             ratios = [run.rate / base.rate for run, base in zip(measured, raw, strict=True)]
             print(f"ratio to raw, {name:23} {_spread(ratios)}   (aim >= 0.8)")
-    print("CPU ms per MB (median)               reader (host)  writer (pty side)")
-    for name, measured in runs.items():
-        reader = statistics.median(run.reader_cpu for run in measured) * 1e3
-        writer = statistics.median(run.writer_cpu for run in measured) * 1e3
-        print(f"{name:36} {reader:13.2f}  {writer:17.2f}")
+    print("CPU ms per MB (median)               reader (host)  writer (pty side)  raw/this: reader  both")
+    cpu = {
+        name: tuple(statistics.median(getattr(run, side) for run in measured) * 1e3 for side in SIDES)
+        for name, measured in runs.items()
+    }
+    for name, (reader, writer) in cpu.items():
+        raw_reader, raw_writer = cpu[RAW]
+        share = f"{raw_reader / reader:16.2f}  {(raw_reader + raw_writer) / (reader + writer):4.2f}"
+        print(f"{name:36} {reader:13.2f}  {writer:17.2f}  {'' if name == RAW else share}")
     print(f"protocol retransmissions: {retransmits}")
     print(f"16 KB dump, 2 passes, over pty s:   {_spread(pty_dumps, digits=3)}   (target < 2 s)")
     print(f"16 KB dump, 2 passes, in-process s: {_spread(local_dumps, digits=3)}   (target < 2 s)")
