@@ -80,12 +80,13 @@ class Layout:
     def unpack(self, payload: bytes, what: str) -> dict[str, Any]:
         """Field values; ProtocolError when the payload length does not match."""
         size = self.struct.size
-        if len(payload) < size:
-            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too short")
         tail = self.tail
-        if tail is None and len(payload) != size:
-            raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too long")
-        values = dict(zip(self.names, self.struct.unpack_from(payload), strict=True))
+        if len(payload) != size:
+            if len(payload) < size:
+                raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too short")
+            if tail is None:
+                raise ProtocolError(f"{what}: payload of {len(payload)} bytes is too long")
+        values = dict(zip(self.names, self.struct.unpack_from(payload), strict=False))  # one per name
         if tail is not None:
             rest = bytes(payload[size:])
             values[tail.name] = rest if tail.format == "*" else rest.decode("utf-8", errors="replace")
@@ -174,6 +175,9 @@ STROBES = codes("strobe")
 CAPABILITIES = codes("capability")
 CAPTURE_KINDS = codes("capture")
 ERROR = MESSAGES["ERROR"]
+# Frame type byte → message, per direction: a reply is id | REPLY_BIT (ERROR's is 0xFF), an event its id.
+HOST_FRAME_TYPES = {m.id: m for m in MESSAGES.values() if m.kind == "command"}
+DEVICE_FRAME_TYPES = {m.id if m.kind == "event" else m.reply_type: m for m in MESSAGES.values()}
 # One capture record in a CAPTURE_CHUNK: cycle, kind (a CAPTURE_* bit number), address, value, P1.
 CAPTURE_RECORD = struct.Struct("<IBHBB")
 
@@ -271,10 +275,8 @@ class FrameDecoder:
 
 def message_for_reply(frame: Frame) -> Message:
     """The message a device → host frame carries (reply or event); ProtocolError if none."""
-    if frame.type == ERROR.reply_type:
-        return ERROR
-    message = MESSAGES_BY_ID.get(frame.type & ~REPLY_BIT)
-    if message is None or (message.kind == "event") == bool(frame.type & REPLY_BIT):
+    message = DEVICE_FRAME_TYPES.get(frame.type)
+    if message is None:
         raise ProtocolError(f"unknown frame type 0x{frame.type:02X}")
     return message
 
@@ -287,7 +289,7 @@ def parse_device_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
 
 def parse_host_frame(frame: Frame) -> tuple[Message, dict[str, Any]]:
     """Message and field values of a host → device request frame."""
-    message = MESSAGES_BY_ID.get(frame.type)
-    if message is None or message.kind != "command":
+    message = HOST_FRAME_TYPES.get(frame.type)
+    if message is None:
         raise ProtocolError(f"unknown request type 0x{frame.type:02X}")
     return message, message.request_layout.unpack(frame.payload, message.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hilbridge.link.errors import DeviceError, LinkTimeout, ProtocolError
@@ -52,7 +52,6 @@ class _Pending:
     sent_at: float = 0.0
     attempts: int = 0
     transmission: int = 0
-    check: dict[str, Any] = field(default_factory=dict)
 
 
 class Link:

@@ -15,6 +15,8 @@ from hilbridge.link.errors import FramingError, LinkTimeout, ProtocolError
 from hilbridge.link.protocol import (
     CODES,
     MESSAGES,
+    MESSAGES_BY_ID,
+    Frame,
     FrameDecoder,
     decode_frame,
     encode_frame,
@@ -170,3 +172,22 @@ def test_protocol_document_covers_every_message_and_code():
     assert not missing
     for message in MESSAGES.values():
         assert f"0x{message.id:02X}" in text, message.name
+
+
+@pytest.mark.parametrize("type_byte", range(256))
+def test_each_frame_type_parses_in_the_one_direction_the_spec_gives_it(type_byte):
+    """Requests carry a command's id; replies id | 0x80 (ERROR 0xFF); events their id. Nothing else."""
+    message = MESSAGES_BY_ID.get(type_byte & 0x7F)
+    is_request = message is not None and message.kind == "command" and type_byte < 0x80
+    is_from_device = message is not None and (type_byte < 0x80) == (message.kind == "event")
+    rng = random.Random(type_byte)
+    for parse, accepted, fields in (
+        (parse_host_frame, is_request, message.request if message else ()),
+        (parse_device_frame, is_from_device, message.response if message else ()),
+    ):
+        frame = Frame(type_byte, 1, pack_fields(fields, _random_values(fields, rng)))
+        if accepted:
+            assert parse(frame)[0] is message
+        else:
+            with pytest.raises(ProtocolError, match="unknown"):
+                parse(frame)
