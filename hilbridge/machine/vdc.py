@@ -38,7 +38,7 @@ from importlib.resources import files
 
 import numpy as np
 
-from hilbridge.machine.sound import AudioRecorder, SoundShifter
+from hilbridge.machine.sound import SOUND_INTERRUPT_ENABLE, AudioRecorder, SoundShifter
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, Region
 from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer, changes_drawing
 
@@ -63,6 +63,7 @@ STATUS_CLEARED_BY_READ = 0xCC  # sound, VBL, external overlap, major overlap
 CONTROL = 0xA0
 SHIFT_REGISTERS = (0xA7, 0xA8, 0xA9)
 SOUND_CONTROL = 0xAA
+SOUND_CLOCKED = (CONTROL, *SHIFT_REGISTERS, SOUND_CONTROL)  # writes that need the ticks up to date
 SOUND_CONTROL_UNUSED_BIT = 0x40
 
 
@@ -198,14 +199,16 @@ class Vdc:
         self._vbl_offset = (vtotal - 1) * htotal + self.chip.hblank_start - 1  # (242, 365)
         self._tick_offset = self._line0_offset + self.chip.hblank_start
         pixel_as, frame_as = self.timing.pixel_as, self._frame_pixels * self.timing.pixel_as
-        # MAME timers that end a CPU timeslice: (first firing, period) in attoseconds
-        self._slice_timers = (
+        # MAME timers that end a CPU timeslice, (first firing, period) in attoseconds: the hblank
+        # sound clock (hpos 366) fires every line, the others a few times a frame
+        self._line_timer = (self._tick_offset * pixel_as, htotal * pixel_as)
+        self._frame_timers = (
             (0, frame_as),  # screen VBLANK start (243, 0); power-on starts a slice too
             (self._line0_offset * pixel_as, frame_as),  # scanline 0 and VBLANK end (0, 0)
             (self._vbl_offset * pixel_as, frame_as),  # VDC VBL (242, 365)
-            (self._tick_offset * pixel_as, htotal * pixel_as),  # VDC hblank sound clock (hpos 366)
             (SOUND_UPDATE_AS, SOUND_UPDATE_AS),  # sound manager stream update, 50 Hz
         )
+        self._slice_timers = (self._line_timer, *self._frame_timers)
         self.reset()
 
     # -- life cycle -------------------------------------------------------------------------------
@@ -229,42 +232,56 @@ class Vdc:
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
         self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
-        self._timer_windows = [(0, 0, 0)] * len(self._slice_timers)  # per timer, as _slice_cache
+        self._frame_timers_window = (0, 0, 0)  # as _slice_cache, for the few-a-frame timers alone
         self._quiet_until = 0  # instruction starts below this see no new timer event
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self._status_read_cycle = 0  # end of the last A1 read: MAME starts a new timeslice there
+        self._deferred_update = -1  # end cycle of a redraw with the current picture not yet recorded
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
 
     # -- beam -------------------------------------------------------------------------------------
     def _slice_start(self, start: int) -> int:
-        """Cycle at which the MAME timeslice holding an instruction that starts at `start` began."""
+        """Cycle at which the MAME timeslice holding an instruction that starts at `start` began:
+        the last firing of any slice-ending timer it sees. Valid from there to the next firing."""
         low, high, begun = self._slice_cache
         if low <= start < high:
             return begun
         cycle_as = self._cycle_as
         limit = (start + 1) * cycle_as
-        begun, following = 0, NEVER
-        windows = self._timer_windows
-        for number, (first, period) in enumerate(self._slice_timers):
-            # the timer's last firing before the slice: valid for instruction starts low..high-1
-            low, high, fired = windows[number]
-            if not low <= start < high:
-                if limit > first:
-                    last = first + (limit - 1 - first) // period * period
-                    low, high, fired = last // cycle_as, (last + period) // cycle_as, last // cycle_as
-                else:
-                    low, high, fired = 0, first // cycle_as, 0
-                windows[number] = (low, high, fired)
-            # plain comparisons rather than max()/min(): this loop runs once per timer per slice
+        low, following, begun = self._frame_timers_window
+        if not low <= start < following:
+            low, following, begun = self._frame_timers_window = self._timers_window(self._frame_timers, limit)
+        first, period = self._line_timer
+        if limit > first:
+            last = first + (limit - 1 - first) // period * period
+            fired = last // cycle_as
             if fired > begun:
                 begun = fired
-            if high < following:
-                following = high
+            high = (last + period) // cycle_as
+        else:
+            high = first // cycle_as
+        if high < following:
+            following = high
         self._slice_cache = (begun, following, begun)
         return begun
+
+    def _timers_window(self, timers: tuple[tuple[int, int], ...], limit: int) -> tuple[int, int, int]:
+        """(first, last + 1) instruction starts that see the same last firing of `timers` as one
+        that starts before attosecond `limit` does, and the cycle of that firing."""
+        cycle_as = self._cycle_as
+        begun, following = 0, NEVER
+        for first, period in timers:
+            if limit > first:
+                last = first + (limit - 1 - first) // period * period
+                fired, high = last // cycle_as, (last + period) // cycle_as
+            else:
+                fired, high = 0, first // cycle_as
+            begun = max(begun, fired)
+            following = min(following, high)
+        return begun, following, begun
 
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
@@ -357,7 +374,11 @@ class Vdc:
         return 0 if span <= 0 else -(-span // line_as)
 
     def _sync_events(self, start: int) -> None:
-        """Apply every timer event an instruction starting at cycle `start` has seen."""
+        """Apply every timer event an instruction starting at cycle `start` has seen.
+
+        The hblank sound clock fires every line, but with the sound interrupt off (A0 b2) and no
+        audio recorded its ticks only move the sound shift register, which nothing reads back (A7-A9
+        read as 0): they are then run when a write to A0 or A7-AA needs them (`_sync_ticks`)."""
         if start < self._quiet_until:
             return
         next_vbl = self._vbl_cycle(self._next_vbl_frame)
@@ -366,11 +387,21 @@ class Vdc:
             self.irq_line = True
             self._next_vbl_frame += 1
             next_vbl = self._vbl_cycle(self._next_vbl_frame)
-        target = self._ticks_before(start)
-        if target > self._ticks_done:
-            self._run_ticks(target)
+        if self.audio is None and not self.registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
+            self._quiet_until = next_vbl
+            return
+        next_tick = self._sync_ticks(start)
         # nothing fires before the next VBL or hblank tick
-        self._quiet_until = min(next_vbl, self._tick_cycle(self._ticks_done))
+        self._quiet_until = next_vbl if next_vbl < next_tick else next_tick
+
+    def _sync_ticks(self, start: int) -> int:
+        """Run the hblank ticks an instruction starting at `start` has seen; the first instruction
+        start that sees the next one."""
+        next_tick = self._tick_cycle(self._ticks_done)
+        if next_tick <= start:
+            self._run_ticks(self._ticks_before(start))
+            next_tick = self._tick_cycle(self._ticks_done)
+        return next_tick
 
     def _run_ticks(self, target: int) -> None:
         sound = self.sound
@@ -412,7 +443,7 @@ class Vdc:
             return cached[1]
         self._sync_events(cycle)
         event = self._vbl_cycle(self._next_vbl_frame)
-        if self.registers[CONTROL] & 0x04:
+        if self.registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
             if self._sound_irq_cycle is None:
                 tick = self._ticks_done + self.sound.ticks_to_24th_shift() - 1
                 self._sound_irq_cycle = self._tick_cycle(tick)
@@ -553,8 +584,17 @@ class Vdc:
                 self._add_op(line, line, x0, x1)
         self._last_line, self._last_hpos = line, hpos
 
+    def _record_deferred_update(self) -> None:
+        """Record the redraw a write with no effect on the picture deferred (see `write`)."""
+        cycle = self._deferred_update
+        if cycle >= 0:
+            self._deferred_update = -1
+            self._draw_to_beam(cycle)
+
     def _catch_up(self, pixel: int) -> None:
         """End every frame whose end (line 243, hpos 0) is at or before global pixel `pixel`."""
+        if self._deferred_update >= 0:
+            self._record_deferred_update()
         while pixel >= self._frame_end:
             self._update_partial(LAST_VISIBLE_LINE)
             self.renderer.end_frame(self.draw)
@@ -703,16 +743,28 @@ class Vdc:
             if cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
                 self._catch_up(self._beam_pixel(cycle))
             return
+        mask = info.write_mask
         if info.redraw and value != registers[a]:
-            # always, even when the picture stays the same: where MAME's last update stopped decides
-            # which half-drawn line the frame end redraws
-            self._draw_to_beam(cycle)
+            # MAME redraws up to the beam, even when the picture stays the same: where its last
+            # update stopped decides which half-drawn line the frame end redraws. Consecutive
+            # redraws with one picture within a frame draw what the last of them alone would (the
+            # spans join), so a write that leaves the picture as it is only notes its cycle; the
+            # next redraw, picture change, status read or frame end records it.
+            if cycle < self._frame_end_cycle and (
+                mask is None or not self.changes_drawing(a, registers[a] ^ (value & mask), registers[CONTROL])
+            ):
+                self._deferred_update = cycle
+            else:
+                self._draw_to_beam(cycle)
         elif cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
             self._catch_up(self._beam_pixel(cycle))
-        if info.write_mask is None:
+        if mask is None:
             return
-        value &= info.write_mask
+        value &= mask
         self._next_irq_cache = None
+        if a in SOUND_CLOCKED:
+            self._sync_ticks(start)
+            self._quiet_until = 0  # A0 b2 may change whether ticks wait
         if a == CONTROL:
             if registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
                 line, hpos = self.position(cycle)
@@ -726,6 +778,8 @@ class Vdc:
             self._sound_irq_cycle = None
         if registers[a] != value:
             if self.changes_drawing(a, registers[a] ^ value, registers[CONTROL]):
+                if self._deferred_update >= 0:  # a grid write (no redraw of its own) ends the picture
+                    self._record_deferred_update()
                 self._picture = None
             registers[a] = value
         if a == SOUND_CONTROL and self.audio is not None:
@@ -740,6 +794,7 @@ class Vdc:
 
     # -- state ------------------------------------------------------------------------------------
     def state(self) -> dict:
+        self._record_deferred_update()
         return {
             "region": self.region.name,
             "registers": self.registers.hex(),
@@ -778,11 +833,12 @@ class Vdc:
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))
+        self._deferred_update = -1
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])
         self._picture = None
         self._sound_irq_cycle = None
         self._next_irq_cache = None
         self._slice_cache = (0, 0, 0)
-        self._timer_windows = [(0, 0, 0)] * len(self._slice_timers)
+        self._frame_timers_window = (0, 0, 0)
         self._quiet_until = 0
