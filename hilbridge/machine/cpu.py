@@ -169,7 +169,12 @@ SEMANTICS: dict[str, str] = {
     "INC Rn": f"r = {REG}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
     "INC @Ri": f"r = {IND}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
     "DEC Rn": f"r = {REG}\nM[r] = (M[r] - 1) & 0xFF\nreturn pc",
-    "DJNZ Rn,addr8": f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n" + _spin_jcc("v"),
+    # a delay loop `DJNZ Rn,$` or NOPs and a DJNZ back to the first one is a spin loop too
+    "DJNZ Rn,addr8": (
+        f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n{ARG}\nif v:\n    t = (pc & 0xF00) | arg\n"
+        "    if t + 1 == pc or (P[t] == 0 and t < pc and P.count(0, t, pc - 1) == pc - 1 - t):\n"
+        f"        C.spin = t\n        C.stop = 0\n    return t\n{NEXT}"
+    ),
     # `JTF $+2 ... JMP $-2`-style waits (JTF at the target, the JMP right after it) are spin loops too
     "JMP addr11": (
         f"{ARG}\nt = {{page}} | arg | C.jump_a11\n{SPIN}"
@@ -738,8 +743,9 @@ class Cpu:
         self.poll_heads.clear()
 
     def _skip_spin_loop(self) -> None:
-        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`)
-        or of a timer-flag wait (`loop: JTF out / JMP loop`, flag clear: it is only set by an overflow).
+        """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`),
+        of a delay loop (`loop: NOP ... / DJNZ Rn,loop`) or of a timer-flag wait
+        (`loop: JTF out / JMP loop`, flag clear: it is only set by an overflow).
 
         Nothing but the cycle count (and the DJNZ register) changes per iteration, so iterations are
         skipped up to the run target, a timer overflow, the next /INT rise (interrupts enabled) and,
@@ -762,14 +768,21 @@ class Cpu:
             if not self.timer_flag:
                 self.cycle = cycle + 4 * max(0, (horizon - 1 - cycle) // 4)
             return
-        count = (horizon - 1 - cycle) // 2
+        period = 2
+        if opcode == 0x00:  # NOPs (1 cycle each), then the DJNZ that jumps back to the first
+            end = self.pc
+            while self.prog[end] == 0x00:
+                end += 1
+            period += end - self.pc
+            opcode = self.prog[end]
+        count = (horizon - 1 - cycle) // period
         if opcode & 0xF8 == 0xE8:  # DJNZ: stop before the iteration that falls through
             register = self.rb | (opcode & 7)
             count = min(count, (self.ram[register] - 1) & 0xFF)
             if count > 0:
                 self.ram[register] = (self.ram[register] - count) & 0xFF
         if count > 0:
-            self.cycle = cycle + 2 * count
+            self.cycle = cycle + period * count
 
     def _poll_path(self, pc: int, head: int, a: int) -> tuple[int, int] | None:
         """(cycles per iteration, bits of the polled value the path depends on) for the loop from

@@ -129,6 +129,40 @@ loop:   mov r7,#0
         movx @r1,a
         jmp loop
 """,
+    "nop_delay_with_interrupts": """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+start:  mov a,#0B4h
+        outl p1,a
+        mov a,#0F0h
+        mov t,a
+        strt t
+        en tcnti
+        en i
+loop:   mov r7,#0
+delay:  nop
+        nop
+        nop
+        djnz r7,delay
+        mov r6,#3
+short:  nop
+        djnz r6,short
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp loop
+irq:    mov r0,#0A1h
+        movx a,@r0
+        inc r4
+        retr
+tirq:   inc r3
+        mov a,#0F0h
+        mov t,a
+        retr
+""",
     "jni_hold": """
         org 400h
 loop:   jni hold
@@ -177,6 +211,27 @@ def test_spin_loop_skipping_gives_the_same_records_as_stepping(name):
         assert skipped[1]["ram"][6] > 100 and skipped[1]["pc"] == 0x405
     else:
         assert len(skipped[2]) >= 4
+
+
+def test_nop_delay_loops_are_skipped_not_stepped():
+    nops = {}
+    for skip in (True, False):
+        console = Console(
+            load_cartridge(assemble_cart(SPINNERS["nop_delay_with_interrupts"]), "o2_rom"),
+            vdc=ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4),
+        )
+        console.cpu.skip_idle = skip
+        nop = console.cpu.handlers[0x00]
+        count = [0]
+
+        def counted(pc: int, cycle: int, nop=nop, count=count) -> int:
+            count[0] += 1
+            return nop(pc, cycle)
+
+        console.cpu.handlers[0x00] = counted
+        console.run_frames(4)
+        nops[skip] = count[0]
+    assert nops[True] * 20 < nops[False]
 
 
 POLL_A_BIT_ZERO = """
