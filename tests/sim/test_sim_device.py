@@ -142,3 +142,29 @@ def test_every_pass_of_a_repeated_read_reads_unstable_bits_anew():
     assert differing and differing <= {a - 0x400 for a in unstable}
     stable = [a for a in range(0x800) if a + 0x400 not in unstable]
     assert all(len({p[a] for p in passes}) == 1 for a in stable)
+
+
+def test_transmit_with_a_limit_answers_queued_requests_in_order_a_few_at_a_time():
+    """A server computes replies only about as far ahead as the connection buffers (serve.REPLY_BATCH)."""
+    from hilbridge.link.protocol import MESSAGES, FrameDecoder, encode_frame
+
+    device = build_device(None, "o2_rally", 16384)
+    read = MESSAGES["CART_READ"]
+    fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "length": 0x400}
+    device.receive(
+        b"".join(
+            encode_frame(read.id, seq, read.request_layout.pack({**fields, "address": 0x400 * seq}))
+            for seq in (1, 2, 3)
+        )
+    )
+    assert device.busy  # requests wait to be answered
+    decoder = FrameDecoder()
+    first = decoder.feed(device.transmit(limit=1))
+    rest = decoder.feed(device.transmit())
+    assert [frame.seq for frame in first] == [1] and [frame.seq for frame in rest] == [2, 3]
+    assert not device.busy
+    program = device.cartridge.program_view(0xFF)
+    for frame in first + rest:
+        values = read.response_layout.unpack(frame.payload, "CART_READ")
+        start = values["address"] - 0x400
+        assert values["data"] == program[start : start + 0x400]
