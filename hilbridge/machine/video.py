@@ -42,6 +42,7 @@ CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x2
 SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
+_GRID_SOURCES = (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID) + 1  # grid source bytes 0..0x30
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
 # touching it. MAME 0.251 (measured with fixtures/carts/video_objects.asm against its A2 reads): grid
@@ -210,52 +211,58 @@ class Picture:
     def _paint(self, first: int, last: int) -> None:
         """Palette indices of lines first..last: background, grid, characters, sprites 3 -> 0."""
         r = self.registers
-        width = VISIBLE_WIDTH
         end = last + 1
-        grid = self.grid.drawn(first, last)[first:end]
         target = self._pixels[first:end]
-        target.fill(background_colour(r[COLOUR]))
         if self.grid.on:
-            target[grid != 0] = grid_colour(r[COLOUR])
+            # background where the grid source bits are 0, grid colour elsewhere, in one lookup
+            target.fill(background_colour(r[COLOUR]))
+            np.copyto(target, grid_colour(r[COLOUR]), where=self.grid.drawn(first, last)[first:end] != 0)
+        else:
+            target.fill(background_colour(r[COLOUR]))
         if self.objects_on:
             major = self.major
-            if major.build(first, last):
-                np.copyto(target, major.colour[first:end, :width], where=major.opaque[first:end, :width])
+            if major.build(first, last) and major.cell_reach.find(1, first, end) >= 0:
+                opaque = major.opaque[first:end, :VISIBLE_WIDTH]
+                np.copyto(target, major.colour[first:end, :VISIBLE_WIDTH], where=opaque)
             for index, _zoomed, top, mask, _lines in self.sprites_in(first, end):
                 low, high = max(first, top), min(end, top + len(mask))
-                target[low - first : high - first][mask[low - top : high - top]] = 8 + (
-                    r[4 * index + 2] >> 3 & 7
-                )
+                colour = 8 + (r[4 * index + 2] >> 3 & 7)
+                np.copyto(target[low - first : high - first], colour, where=mask[low - top : high - top])
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
 
-        Only lines with a character or sprite pixel can collide (grid pixels never test), so the
-        work is done on those lines alone. Each pixel's bits depend only on which sources meet
-        there (its source byte: grid 0x30, major 0x80, sprites 0x0F) and on its left neighbour's,
-        so they are looked up in tables made from the per-pixel rules (`draw_table`, `edge_table`)."""
-        width = VISIBLE_WIDTH
-        end = last + 1
+        Only pixels of characters and sprites can collide (grid pixels never test), so the work
+        is done on the lines and columns they reach alone. Each pixel's bits depend only on which
+        sources meet there (its source byte: grid 0x30, major 0x80, sprites 0x0F) and on its left
+        neighbour's, so they are looked up in tables made from the per-pixel rules (`draw_table`,
+        `edge_table`)."""
+        reach = self.object_reach
+        low = reach.find(1, first, last + 1)
+        if low < 0:
+            return
+        end = reach.rfind(1, first, last + 1) + 1
         major = self.major
-        has_major = major.build(first, last)
-        sprites = self.sprites_in(first, end)
-        if not has_major and not sprites:
-            return
-        object_lines = major.lines[first:end].copy()
-        for _index, _zoomed, _top, _mask, lines in sprites:
-            object_lines |= lines[first:end]
-        rows = np.flatnonzero(object_lines) + first
-        if not len(rows):
-            return
-        source = self.grid.drawn(first, last)[rows] | (major.opaque[rows, :width].view(np.uint8) << 7)
-        for index, _zoomed, top, sprite, _lines in sprites:
-            low, high = np.searchsorted(rows, (top, top + len(sprite)))
-            if low < high:
-                source[low:high] |= sprite[rows[low:high] - top].view(np.uint8) << index
+        major.build(low, end - 1)
+        # only columns x0..x1-1 hold object pixels (others get no bits), and x0 - 1 is their left
+        # neighbour; every object starts at x >= 10
+        x0, x1 = major.columns(low, end)
+        for _index, zoomed, top, bottom, key in self.sprites:
+            if top < end and low < bottom:
+                left = (key[1] + 5) * 2
+                x0, x1 = min(x0, left), max(x1, left + (34 if zoomed else 17))
+        x1 = min(x1, VISIBLE_WIDTH)
+        columns = slice(x0 - 1, x1)
+        source = self.grid.drawn(low, end - 1)[low:end, columns].astype(np.uint16)
+        source |= major.opaque[low:end, columns].view(np.uint8) << 7
+        for index, _zoomed, top, sprite, _lines in self.sprites_in(low, end):
+            a, b = max(low, top), min(end, top + len(sprite))
+            source[a - low : b - low] |= sprite[a - top : b - top, columns].view(np.uint8) << index
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
-        lookup = source.astype(np.uint16)
-        lookup[:, 1:] |= (source[:, :-1] & EDGE_LEFT_OF_MAJOR).astype(np.uint16) << 4
-        self.combined_bits[rows] = np.take(collision_table(self.enable), lookup)
+        lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
+        lookup <<= 4
+        lookup |= source[:, 1:]
+        self.combined_bits[low:end, x0:x1] = np.take(collision_table(self.enable), lookup)
 
     def _collision_lines(self, first: int, last: int) -> Picture:
         """Make sure lines first..last have collision bits; the picture that holds them."""
@@ -597,6 +604,14 @@ class MajorSystem:
         self.lines = blank(VISIBLE_LINES, bool)
         self.overlap_masks = [0] * VISIBLE_LINES
         self._built = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+
+    def columns(self, first: int, end: int) -> tuple[int, int]:
+        """x0, x1: the cells reaching lines first..end-1 lie in columns x0..x1-1 (x0 >= x1: none)."""
+        x0, x1 = VISIBLE_WIDTH, 0
+        for y, bottom, x, *_cell in self.cells:
+            if y < end and first < bottom:
+                x0, x1 = min(x0, x), max(x1, x + 16)
+        return x0, min(x1, VISIBLE_WIDTH)
 
     def build(self, first: int, last: int) -> bool:
         """Draw lines first..last if not yet drawn. False when there is no cell at all."""
