@@ -664,27 +664,6 @@ class Span:
     picture: Picture
     lum: bool
 
-    def rectangles(self) -> list[tuple[int, int, int, int]]:
-        """(y0, y1, x0, x1) inclusive rectangles covering the span: partial head, full lines, tail."""
-        y0, x0 = divmod(self.start, VISIBLE_WIDTH)
-        y1, x1 = divmod(self.end - 1, VISIBLE_WIDTH)
-        last_x = VISIBLE_WIDTH - 1
-        if y0 == y1:
-            return [(y0, y0, x0, x1)]
-        result = []
-        if x0 > 0:
-            result.append((y0, y0, x0, last_x))
-            y0 += 1
-        tail = None
-        if x1 < last_x:
-            tail = (y1, y1, 0, x1)
-            y1 -= 1
-        if y0 <= y1:
-            result.append((y0, y1, 0, last_x))
-        if tail:
-            result.append(tail)
-        return result
-
 
 class Renderer:
     """Collects the spans of the frame being drawn; makes pixels and status bits from them on demand."""
@@ -816,16 +795,18 @@ class Renderer:
             self._run_deferred()
         if draw:
             bitmap = self._bitmap
+            raster = bitmap.reshape(-1)
             for span in self._spans:
-                # all of the span's lines in one go, then its (up to three) rectangles from them
-                span.picture.pixels_in(span.start // VISIBLE_WIDTH, (span.end - 1) // VISIBLE_WIDTH, 0, 0)
-                for y0, y1, x0, x1 in span.rectangles():
-                    pixels = span.picture.pixels_in(y0, y1, x0, x1)
-                    target = bitmap[y0 : y1 + 1, x0 : x1 + 1]
-                    if span.lum:
-                        np.bitwise_or(pixels, 8, out=target)
-                    else:
-                        target[...] = pixels
+                # a span is one raster range: its lines' pixels as one row, then one copy
+                first = span.start // VISIBLE_WIDTH
+                lines = span.picture.pixels_in(first, (span.end - 1) // VISIBLE_WIDTH, 0, VISIBLE_WIDTH - 1)
+                offset = first * VISIBLE_WIDTH
+                pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
+                target = raster[span.start : span.end]
+                if span.lum:
+                    np.bitwise_or(pixels, 8, out=target)
+                else:
+                    target[...] = pixels
             self.last_frame = bitmap.copy()
         self._spans.clear()
         self._overlap_cursor = (0, 0)
