@@ -89,6 +89,9 @@ class Cartridge:
         self._size = len(self.image)
         self._banks = max(1, self._size // mapper.bank_size)
         self._views: dict[int, bytes] = {}
+        # what the console may leave out of its MOVX path for this mapper
+        self.drives_reads = mapper.data_area != "none"  # `read` can return other than FFh
+        self.takes_writes = mapper.bank_select == "latch_p10"  # `write` can change the bank
 
     # -- bank selection ---------------------------------------------------------------------------
     def bank(self, p1: int) -> int:
