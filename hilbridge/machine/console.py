@@ -191,7 +191,7 @@ class Console:
         self._listeners: list[BusListener] = []
         self._fetch_listeners: list[BusListener] = []
         self._view: bytes | None = None
-        self._latched_banks = cart.type.bank_select == "latch_p10"  # MOVX writes can switch banks
+
         self._vdc_read_horizon = hasattr(self.vdc, "read_horizon") and hasattr(self.vdc, "peek")
         self.p1 = 0xFF
         self.p2 = 0xFF
@@ -204,7 +204,7 @@ class Console:
     # -- the board interface the CPU calls --------------------------------------------------------
     def movx_read(self, address: int, cycle: int) -> int:
         p1 = self.p1
-        value = self.cart.read(address, p1, self.p2)
+        value = self.cart.read(address, p1, self.p2) if self.cart.drives_reads else 0xFF
         if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
             value &= self.ram[address]
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
@@ -219,10 +219,10 @@ class Console:
     def movx_write(self, address: int, value: int, cycle: int) -> None:
         p1 = self.p1
         if not p1 & P1_EXTERNAL_DISABLE:
-            self.cart.write(address, value, p1, self.p2)
             if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
                 self.ram[address] = value
-            if self._latched_banks:
+            if self.cart.takes_writes:
+                self.cart.write(address, value, p1, self.p2)
                 self._refresh_program()
         if not p1 & P1_VDC_DISABLE:
             self.vdc.write(address, value, cycle)

@@ -582,9 +582,9 @@ class Cpu:
             self.stop = cycle
         elif self.xirq_enabled and not self.irq_in_progress:
             # only a rising /INT can make an interrupt pending; T1 is sampled where it is tested
-            self.stop = min(self.timer_event, self.board.next_irq_event(cycle))
+            self.stop = min(self.timer_event, self.board.next_irq_event(cycle), self.target)
         else:
-            self.stop = self.timer_event
+            self.stop = min(self.timer_event, self.target)  # the run's end too: one test a loop
 
     def vdc_written(self, cycle: int) -> None:
         """A MOVX write reached the VDC at `cycle`: it may have moved the next /INT (e.g. an
@@ -595,10 +595,16 @@ class Cpu:
         """A MOVX read reached the VDC at `cycle` (it may clear /INT or move its next rise). If the
         read can head a skippable polling loop, `step()` runs next to try skipping it; otherwise
         the fast loop goes on with its stop recomputed as `step()` would."""
-        if self.skip_idle and self._may_poll(self.last_read_pc):
-            self.stop = 0
-        else:
+        if self.skip_idle:
+            known = self.poll_heads.get(self.last_read_pc)
+            if known is None:
+                known = self._may_poll(self.last_read_pc)
+            if known:
+                self.stop = 0
+                return
+        if self.xirq_enabled and not self.irq_in_progress:
             self._refresh_stop_at(cycle)
+        # else nothing a read changes (/INT is masked) moves the stop
 
     def _may_poll(self, pc: int) -> bool:
         """Whether some path of `POLL_SAFE` instructions leads from `pc` back to the MOVX before it
@@ -855,13 +861,15 @@ class Cpu:
         following = NEXT_PC
         pc = self.pc
         cycle = self.cycle
-        while cycle < target:
+        while True:
             opcode = prog[pc]
             end = cycle + cycles[opcode]
-            if end < self.stop:
+            if end < self.stop:  # never past `target`: the stop is at or before it
                 pc = handlers[opcode](following[pc], end)
                 cycle = end
                 continue
+            if cycle >= target:
+                break
             self.pc = pc
             self.cycle = cycle
             self.step()

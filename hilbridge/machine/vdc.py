@@ -63,7 +63,7 @@ STATUS_CLEARED_BY_READ = 0xCC  # sound, VBL, external overlap, major overlap
 CONTROL = 0xA0
 SHIFT_REGISTERS = (0xA7, 0xA8, 0xA9)
 SOUND_CONTROL = 0xAA
-SOUND_CLOCKED = (CONTROL, *SHIFT_REGISTERS, SOUND_CONTROL)  # writes that need the ticks up to date
+SOUND_CLOCKED = frozenset((CONTROL, *SHIFT_REGISTERS, SOUND_CONTROL))  # writes that need the ticks up to date
 SOUND_CONTROL_UNUSED_BIT = 0x40
 
 
@@ -744,46 +744,47 @@ class Vdc:
                 self._catch_up(self._beam_pixel(cycle))
             return
         mask = info.write_mask
-        if info.redraw and value != registers[a]:
+        old = registers[a]
+        new = old if mask is None else value & mask
+        changes_picture = new != old and self.changes_drawing(a, old ^ new, registers[CONTROL])
+        if info.redraw and value != old:
             # MAME redraws up to the beam, even when the picture stays the same: where its last
             # update stopped decides which half-drawn line the frame end redraws. Consecutive
             # redraws with one picture within a frame draw what the last of them alone would (the
             # spans join), so a write that leaves the picture as it is only notes its cycle; the
             # next redraw, picture change, status read or frame end records it.
-            if cycle < self._frame_end_cycle and (
-                mask is None or not self.changes_drawing(a, registers[a] ^ (value & mask), registers[CONTROL])
-            ):
-                self._deferred_update = cycle
-            else:
+            if changes_picture or cycle >= self._frame_end_cycle:
                 self._draw_to_beam(cycle)
+            else:
+                self._deferred_update = cycle
         elif cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
             self._catch_up(self._beam_pixel(cycle))
         if mask is None:
             return
-        value &= mask
         self._next_irq_cache = None
         if a in SOUND_CLOCKED:
-            self._sync_ticks(start)
-            self._quiet_until = 0  # A0 b2 may change whether ticks wait
-        if a == CONTROL:
-            if registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
-                line, hpos = self.position(cycle)
-                self.latched_x = hpos >> 1
-                self.latched_y = self._y_beam(line, hpos) & 0xFF
-            self._sound_irq_cycle = None
-        elif a in SHIFT_REGISTERS:
-            self.sound.written = True
-            self._sound_irq_cycle = None
-        elif a == SOUND_CONTROL:
-            self._sound_irq_cycle = None
-        if registers[a] != value:
-            if self.changes_drawing(a, registers[a] ^ value, registers[CONTROL]):
+            self._write_sound_clocked(a, new, start, cycle)
+        if new != old:
+            if changes_picture:
                 if self._deferred_update >= 0:  # a grid write (no redraw of its own) ends the picture
                     self._record_deferred_update()
                 self._picture = None
-            registers[a] = value
+            registers[a] = new
         if a == SOUND_CONTROL and self.audio is not None:
             self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
+
+    def _write_sound_clocked(self, a: int, value: int, start: int, cycle: int) -> None:
+        """The side effects of a write to A0 or A7-AA, before the register takes `value`."""
+        self._sync_ticks(start)
+        self._quiet_until = 0  # A0 b2 may change whether ticks wait
+        self._sound_irq_cycle = None
+        if a == CONTROL:
+            if self.registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
+                line, hpos = self.position(cycle)
+                self.latched_x = hpos >> 1
+                self.latched_y = self._y_beam(line, hpos) & 0xFF
+        elif a in SHIFT_REGISTERS:
+            self.sound.written = True
 
     def set_lum(self, bright: bool, cycle: int) -> None:
         """P17 changed (0 = bright). MAME draws up to the beam first when LUM changes."""
