@@ -138,8 +138,12 @@ class Link:
                 # reply is overdue only in silence, or when nothing but events and garbage came for a
                 # timeout, so a host that was itself descheduled does not resend what is waiting unread.
                 # The bytes of a long reply (64 KB take milliseconds) count as flowing when they follow
-                # a reply: the timeout, learnt from short round trips, must not expire in mid-frame.
-                if now - self._last_reply < self._timeout or (self._replies_flowing and decoder.partial):
+                # a reply: the timeout, learnt from short round trips, must not expire in mid-frame. For
+                # at most `max_timeout`: bytes trickling in without an end are not a reply.
+                since_reply = now - self._last_reply
+                if since_reply < self._timeout or (
+                    self._replies_flowing and decoder.partial and since_reply < self.max_timeout
+                ):
                     continue
             overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
             if overdue:

@@ -19,14 +19,21 @@ class _SlowReader:
         self.stall = stall
         self.delay = delay  # seconds each read that returns bytes takes (a slow link)
         self.cut_after = cut_after  # deliver this many bytes, then lose the rest of what was sent once
+        self.trickle = 0.0  # after the cut, this many seconds of one garbage byte per read
+        self.trickle_end = 0.0
+        self.write_times: list[float] = []
         self.pending = bytearray()
         self.writes: list[bytes] = []
 
     def write(self, data: bytes) -> None:
         self.writes.append(data)
+        self.write_times.append(time.monotonic())
         self.device.receive(data)
 
     def read(self, timeout: float) -> bytes:
+        if time.monotonic() < self.trickle_end:
+            time.sleep(0.001)
+            return b"\x55"
         if self.stall:
             time.sleep(self.stall)  # the host process was descheduled; replies wait in its buffer
             self.stall = 0.0
@@ -41,6 +48,7 @@ class _SlowReader:
             self.cut_after -= len(data)
             if not self.cut_after:
                 self.pending.clear()
+                self.trickle_end = time.monotonic() + self.trickle
         time.sleep(self.delay)
         return data
 
@@ -95,3 +103,15 @@ def test_a_reply_cut_off_in_mid_frame_is_requested_again():
     reply = link.transact([LONG_READ])[0]
     assert reply["data"] == transport.device.cartridge.program_view(0xFF) * 21
     assert link.stats.retransmits >= 1
+
+
+def test_bytes_trickling_in_after_a_cut_reply_do_not_postpone_the_retransmission_for_ever():
+    transport = _SlowReader(chunk=4095, stall=0.0)
+    link = Link(transport, timeout=0.005, min_timeout=0.004, max_timeout=0.05)
+    link.transact(_reads(1))
+    transport.cut_after, transport.trickle = 20000, 0.5  # then 0.5 s of garbage without a delimiter
+    sent = len(transport.write_times)
+    reply = link.transact([LONG_READ])[0]
+    assert reply["data"] == transport.device.cartridge.program_view(0xFF) * 21
+    resent = transport.write_times[sent + 1 :]
+    assert resent and resent[0] < transport.trickle_end - 0.3  # within ~max_timeout, not after the trickle
