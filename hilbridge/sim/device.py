@@ -36,6 +36,7 @@ from hilbridge.machine.cartridge import Cartridge, load_cartridge
 BOARD_ID_SIM = 0x5100
 FIRMWARE_VERSION = (0, 1, 0)
 REPLY_CACHE = 64
+CAPTURE_BACKLOG = 64 * 1024  # reply bytes in one transmit above which no capture frame is run
 MAX_UPLOAD = 16 * 1024
 FETCH_START, FETCH_END = 0x400, 0x1000
 HELLO_ID = MESSAGES["HELLO"].id
@@ -104,7 +105,7 @@ class SimulatedAdapter:
             wire = self._answer(requests.popleft())
             output.append(wire)
             size += len(wire)
-        if self.capture is not None and size < 4 * MAX_PAYLOAD:
+        if self.capture is not None and size < CAPTURE_BACKLOG:
             for frame_type, payload in self.capture.next_events():
                 self._emit(frame_type, 0, payload)
         data = b"".join(output)
