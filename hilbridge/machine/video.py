@@ -3,8 +3,9 @@
 A `Picture` is what one set of video registers draws over the whole visible 243 × 360 area, computed
 with numpy one object at a time (never one pixel at a time): the palette index of every pixel, the
 per-pixel collision bits, the major-overlap cells, and the source-mask map the edge rule needs.
-Pictures are cached by register snapshot, so a picture that stays the same from frame to frame costs
-one dictionary lookup.
+Each of these is computed only for the lines someone asks about, on first use: a picture that a
+mid-frame register write makes and that draws a few pixels costs microseconds. Pictures are cached
+by register snapshot, so a picture that stays the same from frame to frame costs one dictionary lookup.
 
 The `Renderer` receives the spans MAME would draw (`add`, from `Vdc`'s update bookkeeping) and
 turns them into the frame and into status bits when asked. Every rule follows MAME 0.251's
