@@ -1,4 +1,4 @@
-"""`hilbridge sim serve`: run the simulated adapter for other processes (socket or pty)."""
+"""`hilbridge sim serve`: run the simulated adapter for other processes (socket, RFC 2217 or pty)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ def sim() -> None:
 
 @sim.command()
 @click.option("--port", type=click.IntRange(0, 65535), help="Serve on TCP 127.0.0.1:PORT (0: any free port).")
+@click.option(
+    "--rfc2217",
+    is_flag=True,
+    help="With --port: speak RFC 2217 (Telnet COM port control) for -d rfc2217://127.0.0.1:PORT.",
+)
 @click.option("--pty", "use_pty", is_flag=True, help="Serve on a new pseudo-terminal (like /dev/ttyACM0).")
 @click.option("--cart", type=click.Path(dir_okay=False), help="Cartridge image in the slot (default: demo).")
 @click.option("--type", "mapper", help="Mapper of --cart, or of the demo image (e.g. o2_rally).")
@@ -26,6 +31,7 @@ def sim() -> None:
 @click.option("--serial", default="SIM-0001", show_default=True, help="Serial number reported by HELLO.")
 def serve(
     port: int | None,
+    rfc2217: bool,
     use_pty: bool,
     cart: str | None,
     mapper: str | None,
@@ -36,6 +42,8 @@ def serve(
     """Serve the simulated adapter until interrupted; prints the device name to pass to -d."""
     if (port is None) == (not use_pty):
         raise click.UsageError("give exactly one of --port N and --pty")
+    if rfc2217 and port is None:
+        raise click.UsageError("--rfc2217 serves on a TCP port: give --port N too")
     plan = FaultPlan.parse(faults)
     device = build_device(cart, mapper, size, plan, serial)
 
@@ -47,4 +55,4 @@ def serve(
         if use_pty:
             serve_pty(device, plan, announce=announce)
         else:
-            serve_socket(device, port or 0, plan, announce=announce)
+            serve_socket(device, port or 0, plan, announce=announce, rfc2217=rfc2217)

@@ -14,6 +14,15 @@ from typing import Protocol
 
 from hilbridge.link.errors import DeviceNotFound, LinkDisconnected
 
+WRITE_TIMEOUT = 5.0
+PORT_TIMEOUTS = {"timeout": 0, "write_timeout": WRITE_TIMEOUT}  # what SerialTransport opens ports with
+SCHEME_TIMEOUTS = {
+    # pyserial's RFC 2217 client refuses a write timeout (its socket's own 5 s timeout bounds a write
+    # instead), and its read with timeout 0 returns one byte: a blocking read of what in_waiting
+    # counts takes everything that has arrived without waiting.
+    "rfc2217": {"timeout": None, "write_timeout": None},
+}
+
 
 class Transport(Protocol):
     """What `Link` needs from a byte channel."""
@@ -68,20 +77,19 @@ class SerialTransport:
     pyserial opens device nodes and ptys non-blocking, so a read returns everything that has arrived.
     Where the port has such a descriptor, reads and writes go to it directly (one syscall per call, no
     per-call Python timeout bookkeeping: this path runs once per 4 KB at link speed) and waiting for
-    the first byte uses select(); ports without one (loop://, rfc2217://) use pyserial with short sleeps.
+    the first byte uses select(); ports without one (loop://, rfc2217://) read what `in_waiting`
+    counts, with short sleeps while it is 0.
     """
 
     READ_SIZE = 65536
-    WRITE_TIMEOUT = 5.0
 
     def __init__(self, url: str, baudrate: int = 115200):
         import serial
 
         self.name = url
         try:
-            self._port = serial.serial_for_url(
-                url, baudrate=baudrate, timeout=0, write_timeout=self.WRITE_TIMEOUT
-            )
+            timeouts = SCHEME_TIMEOUTS.get(url.partition("://")[0], PORT_TIMEOUTS)
+            self._port = serial.serial_for_url(url, baudrate=baudrate, **timeouts)
         except (serial.SerialException, ValueError, OSError) as error:
             raise DeviceNotFound(
                 f"cannot open {url}: {error}",
@@ -100,7 +108,7 @@ class SerialTransport:
                 self._port.write(data)
                 return
             view = memoryview(data)
-            deadline = time.monotonic() + self.WRITE_TIMEOUT
+            deadline = time.monotonic() + WRITE_TIMEOUT
             while view:
                 try:
                     view = view[os.write(self._fileno, view) :]
@@ -134,11 +142,22 @@ class SerialTransport:
             return b""
 
     def _read_polling(self, timeout: float) -> bytes:
-        data = self._port.read(self.READ_SIZE)
+        data = self._read_waiting()
         deadline = time.monotonic() + timeout
         while not data and time.monotonic() < deadline:
             time.sleep(0.0005)
-            data = self._port.read(self.READ_SIZE)
+            data = self._read_waiting()
+        return data
+
+    def _read_waiting(self) -> bytes:
+        """What `in_waiting` counts; a port that counted bytes but read none has closed (rfc2217://
+        counts the end of its connection)."""
+        waiting = self._port.in_waiting
+        if not waiting:
+            return b""
+        data = self._port.read(waiting)
+        if not data:
+            raise LinkDisconnected(f"{self.name}: the port closed")
         return data
 
     def close(self) -> None:

@@ -1,8 +1,10 @@
 """Protocol conformance: one suite, run unchanged over every transport to the simulated adapter.
 
-Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process; a pty
-served by `hilbridge sim serve --pty` in another process, opened through pyserial; and pyusb through
-the simulated backend. Expected cartridge bytes come from the cartridge model, not from the link.
+Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process;
+pyserial `rfc2217://` to `hilbridge sim serve --port 0 --rfc2217` (Telnet COM port control, every 0xFF
+escaped) in another process; a pty served by `hilbridge sim serve --pty` in another process, opened
+through pyserial; and pyusb through the simulated backend. Expected cartridge bytes come from the
+cartridge model, not from the link.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hilbridge.sim import build_device
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.usb_backend import SimulatedUsbBackend
 
-TRANSPORTS = ("in-process", "socket", "pty", "usb")
+TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb")
 
 
 def _serve(*arguments: str) -> tuple[subprocess.Popen, str]:
@@ -53,6 +55,10 @@ def adapter(request):
         transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
     elif request.param == "socket":
         process, url = _serve("--port", "0")
+        transport = SerialTransport(url)
+    elif request.param == "rfc2217":
+        process, url = _serve("--port", "0", "--rfc2217")
+        assert url.startswith("rfc2217://")
         transport = SerialTransport(url)
     else:
         process, path = _serve("--pty")
