@@ -255,13 +255,14 @@ class Picture:
         x1 = min(x1, VISIBLE_WIDTH)
         columns = slice(x0 - 1, x1)
         source = self.grid.drawn(low, end - 1)[low:end, columns].astype(np.uint16)
-        source |= major.opaque[low:end, columns].view(np.uint8) << 7
+        # (bool * uint16 scalar: numpy's uint8 shifts are many times slower than its multiplies)
+        source |= major.opaque[low:end, columns] * np.uint16(SOURCE_MAJOR)
         for index, _zoomed, top, sprite, _lines in self.sprites_in(low, end):
             a, b = max(low, top), min(end, top + len(sprite))
-            source[a - low : b - low] |= sprite[a - top : b - top, columns].view(np.uint8) << index
+            source[a - low : b - low] |= sprite[a - top : b - top, columns] * np.uint16(1 << index)
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
         lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
-        lookup <<= 4
+        lookup *= 16
         lookup |= source[:, 1:]
         self.combined_bits[low:end, x0:x1] = np.take(collision_table(self.enable), lookup)
 
@@ -624,8 +625,7 @@ class MajorSystem:
             return True
         end = built.rfind(0, first, last + 1) + 1
         self.cover[low:end] = 0
-        self.opaque[low:end] = False
-        self.colour[low:end] = 0
+        self.opaque[low:end] = False  # (colour is only read where opaque: it needs no clearing)
         for y, bottom, x, pointer9, height_pointer, colour in self.cells:
             top, stop = max(y, low), min(bottom, end)
             if top < stop:
