@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.palette import RF_PALETTE, RGB_PALETTE, to_rgb
 from hilbridge.machine.timing import NTSC, PAL
 from hilbridge.machine.vdc import Vdc
+from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, GridLayer, MajorSystem
 
 BACKGROUND_BLACK = 0x00
 
@@ -181,3 +184,61 @@ def test_palettes_are_16_rgb_triples() -> None:
     assert RF_PALETTE.shape == RGB_PALETTE.shape == (16, 3)
     assert RF_PALETTE[7].tolist() == [0xCE, 0xCE, 0xCE]  # MAME's RF background grey
     assert to_rgb(np.array([[15]], dtype=np.uint8))[0, 0].tolist() == [255, 255, 255]
+
+
+def _lines_in_any_order(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(first, last) line ranges from (first, length), then the whole area."""
+    return [(first, min(first + length, VISIBLE_LINES - 1)) for first, length in ranges] + [
+        (0, VISIBLE_LINES - 1)
+    ]
+
+
+line_ranges = st.lists(st.tuples(st.integers(0, VISIBLE_LINES - 1), st.integers(0, 40)), max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    registers=st.lists(st.integers(0, 255), min_size=0x70, max_size=0x70),
+    on_screen=st.integers(0, 0xDF),
+    hide_high=st.booleans(),
+    ranges=line_ranges,
+)
+def test_major_system_drawn_line_range_by_line_range_equals_drawn_at_once(
+    registers: list[int], on_screen: int, hide_high: bool, ranges: list[tuple[int, int]]
+) -> None:
+    """The major layers are drawn lazily, a few lines at a time and in any order; what they hold
+    must not depend on that order (lines drawn twice or between drawn ones included)."""
+    for index in range(0, 0x70, 4):  # Y and X of every character slot on screen (mostly)
+        registers[index] %= on_screen + 0x20
+        registers[index + 1] %= on_screen + 0x20
+    key = bytes(registers) + bytes([hide_high])
+    whole, pieces = MajorSystem(key), MajorSystem(key)
+    whole.build(0, VISIBLE_LINES - 1)
+    for first, last in _lines_in_any_order(ranges):
+        pieces.build(first, last)
+    if not whole.cells:
+        return
+    assert (pieces.cover == whole.cover).all()
+    assert (pieces.opaque == whole.opaque).all()
+    assert (pieces.colour[whole.opaque] == whole.colour[whole.opaque]).all()
+    assert (pieces.overlap == whole.overlap).all()
+    assert (pieces.lines == whole.lines).all()
+    assert pieces.overlap_masks == whole.overlap_masks
+    for line, mask in enumerate(whole.overlap_masks):  # bit x of a line's mask = overlap at x
+        assert [mask >> x & 1 for x in range(VISIBLE_WIDTH)] == whole.overlap[line].astype(int).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    control=st.sampled_from([0x08, 0x48, 0x88, 0xC8]),
+    registers=st.binary(min_size=0x30, max_size=0x30),
+    ranges=line_ranges,
+)
+def test_grid_drawn_line_range_by_line_range_equals_the_whole_layer(
+    control: int, registers: bytes, ranges: list[tuple[int, int]]
+) -> None:
+    key = bytes([control]) + registers
+    pieces = GridLayer(key)
+    for first, last in _lines_in_any_order(ranges):
+        pieces.drawn(first, last)
+    assert (pieces.drawn(0, VISIBLE_LINES - 1) == GridLayer(key).drawn(0, VISIBLE_LINES - 1)).all()
