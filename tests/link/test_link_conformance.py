@@ -32,6 +32,9 @@ from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.usb_backend import SimulatedUsbBackend
 
 TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb")
+pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
+    "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
+)
 
 
 def _serve(*arguments: str) -> tuple[subprocess.Popen, str]:

@@ -129,3 +129,8 @@ def test_a_dump_over_rfc2217_is_byte_exact_and_resumes_across_disconnects(tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_rfc2217_without_a_port_is_a_usage_error():
+    result = CliRunner().invoke(cli, ["sim", "serve", "--pty", "--rfc2217"])
+    assert result.exit_code == 2 and "--rfc2217 serves on a TCP port" in result.output
