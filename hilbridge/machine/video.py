@@ -625,16 +625,17 @@ class MajorSystem:
             return True
         end = built.rfind(0, first, last + 1) + 1
         self.cover[low:end] = 0
-        self.opaque[low:end] = False  # (colour is only read where opaque: it needs no clearing)
-        for y, bottom, x, pointer9, height_pointer, colour in self.cells:
+        self.colour[low:end] = 0
+        # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
+        # colours are 8-15, so a pixel is opaque where it has one
+        for y, bottom, x, pointer9, height_pointer, colour in reversed(self.cells):
             top, stop = max(y, low), min(bottom, end)
             if top < stop:
                 bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
                 cell = (slice(top, stop), slice(x, x + 16))
                 self.cover[cell] += 1
-                opaque = self.opaque[cell]
-                self.colour[cell][bits & ~opaque] = colour
-                opaque |= bits
+                self.colour[cell][bits] = colour
+        np.not_equal(self.colour[low:end], 0, out=self.opaque[low:end])
         overlap = self.overlap[low:end]
         np.greater_equal(self.cover[low:end, :VISIBLE_WIDTH], 2, out=overlap)
         self.opaque[low:end, :VISIBLE_WIDTH].any(axis=1, out=self.lines[low:end])
