@@ -324,7 +324,7 @@ class Console:
             self.prog[PROGRAM_START:] = view
             cpu = getattr(self, "cpu", None)
             if cpu is not None:
-                cpu.code_changed()
+                cpu.code_changed(view)
 
     def _notify(self, access: BusAccess) -> None:
         for listener in self._listeners:

@@ -33,6 +33,7 @@ cartridge bank); reads never go through a call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Protocol
 
@@ -311,6 +312,58 @@ POLL_SAFE.update({(page << 5) | 0x04: "jmp" for page in range(8)})
 _SOURCE = "\n".join(handler_source(opcode) for opcode in range(256))
 _CODE = compile(_SOURCE, "<hilbridge 8048 handlers>", "exec")
 
+# -- straight-line blocks -------------------------------------------------------------------------
+# The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
+# "plain" instructions (no board access, no branch, nothing that touches the stop or the timer)
+# followed by any one instruction is compiled into one function, the handlers' statements back to
+# back with their PCs and cycles filled in. It runs only when its last instruction ends before the
+# stop, so it does exactly what the fast loop would: plain instructions cannot move the stop.
+BLOCK_MAX_INSTRUCTIONS = 24
+_IMPURE = re.compile(r"\bB\.|C\.\w+\(|C\.(stop|spin|irq_|last_read_pc|timer|xirq|tirq)")
+_PC = re.compile(r"\bpc\b")
+_CYC = re.compile(r"\bcyc\b")
+
+
+def _body(opcode: int) -> str:
+    key, values = form_of(INSTRUCTIONS[opcode])
+    return _expand(SEMANTICS[key], values)
+
+
+def _plain_body(opcode: int) -> str | None:
+    """The handler's statements without its final `return`, if the instruction is plain."""
+    body = _body(opcode)
+    lines = body.splitlines()
+    if _IMPURE.search(body) or body.count("return") != 1 or lines[-1] not in ("return pc", NEXT):
+        return None
+    return "\n".join(lines[:-1])
+
+
+PLAIN_BODIES: tuple[str | None, ...] = tuple(_plain_body(opcode) for opcode in range(256))
+
+
+def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int] | None:
+    """(source of `def block(c0)`, cycles) for the block at `start`, None if it would hold less than
+    two instructions (the single-instruction path is as fast)."""
+    lines = ["def block(c0):"]
+    pc, cycles, count = start, 0, 0
+    while count < BLOCK_MAX_INSTRUCTIONS:
+        opcode = prog[pc]
+        plain = PLAIN_BODIES[opcode]
+        following = NEXT_PC[pc]
+        cycles += CYCLES[opcode]
+        count += 1
+        body = _body(opcode) if plain is None else plain
+        body = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), body))
+        lines.extend("    " + line for line in body.splitlines())
+        if plain is None:
+            break
+        pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
+    else:
+        lines.append(f"    return {pc}")
+    if count < 2:
+        return None
+    return "\n".join(lines) + "\n", cycles
+
 
 class Cpu:
     """8048 state plus the generated handlers bound to this instance's memories and board."""
@@ -318,6 +371,8 @@ class Cpu:
     __slots__ = (
         "a",
         "a11",
+        "block_sets",
+        "blocks",
         "board",
         "bus",
         "cycle",
@@ -327,6 +382,7 @@ class Cpu:
         "irq_polled",
         "jump_a11",
         "last_read_pc",
+        "namespace",
         "p1",
         "p2",
         "pc",
@@ -359,6 +415,9 @@ class Cpu:
         self.ram = bytearray(64)
         namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
         exec(_CODE, namespace)
+        self.namespace = namespace
+        self.block_sets: dict[object, list[tuple[Callable[[int], int], int] | bool | None]] = {}
+        self.blocks: list[tuple[Callable[[int], int], int] | bool | None] = [None] * 0x1000
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
         self.trace_fetches = False
         self.skip_idle = True
@@ -743,10 +802,34 @@ class Cpu:
         self.cycle = cycle + count * period
         self.a = board.peek_read(address, self.cycle)
 
-    def code_changed(self) -> None:
-        """The program memory changed (bank switch): forget the analysed polling loops."""
+    def code_changed(self, view: object = None) -> None:
+        """The program memory changed (bank switch): forget the analysed polling loops, and use the
+        compiled blocks of `view` (the cartridge's bytes for this bank; None: compile anew)."""
         self.poll_paths.clear()
         self.poll_heads.clear()
+        self.stop = 0  # the fast loop holds the old block list: step() next, which takes the new one
+        if view is None:
+            self.block_sets.clear()
+            self.blocks = [None] * 0x1000
+            return
+        blocks = self.block_sets.get(view)
+        if blocks is None:
+            if len(self.block_sets) >= 16:
+                self.block_sets.clear()
+            blocks = self.block_sets[view] = [None] * 0x1000
+        self.blocks = blocks
+
+    def _compile_block(self, pc: int) -> tuple[Callable[[int], int], int] | bool:
+        """The block starting at `pc` (compiled once per program view), or False."""
+        found = block_source(self.prog, pc)
+        if found is None:
+            self.blocks[pc] = False
+            return False
+        source, cycles = found
+        namespace = dict(self.namespace)
+        exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
+        block = self.blocks[pc] = (namespace["block"], cycles)  # type: ignore[assignment]
+        return block
 
     def _skip_spin_loop(self) -> None:
         """Skip iterations of a one-instruction loop (`JMP $`, `DJNZ Rn,$`, `JT1 $`, `JNT1 $`, `JNI $`),
@@ -861,7 +944,19 @@ class Cpu:
         following = NEXT_PC
         pc = self.pc
         cycle = self.cycle
+        blocks = self.blocks
         while True:
+            block = blocks[pc]
+            if block:
+                end = cycle + block[1]
+                if end < self.stop:
+                    pc = block[0](cycle)
+                    cycle = end
+                    continue
+            elif block is None:
+                self._compile_block(pc)
+                blocks = self.blocks
+                continue
             opcode = prog[pc]
             end = cycle + cycles[opcode]
             if end < self.stop:  # never past `target`: the stop is at or before it
@@ -873,6 +968,7 @@ class Cpu:
             self.pc = pc
             self.cycle = cycle
             self.step()
+            blocks = self.blocks  # a bank switch swaps the list (and sets the stop to 0 until here)
             pc = self.pc
             cycle = self.cycle
         self.pc = pc

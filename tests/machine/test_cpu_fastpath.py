@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import warnings
 
 from hypothesis import given, settings
@@ -33,6 +34,22 @@ def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool):
     irq_at=st.lists(st.integers(0, 3000), max_size=6).map(lambda cycles: tuple(sorted(cycles))),
 )
 def test_fast_loop_equals_stepping_on_random_programs(image, irq_at):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    irq_at=st.lists(st.integers(0, 3000), max_size=6).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_fast_loop_equals_stepping_when_random_code_switches_banks(seed, irq_at):
+    """An 8K image of random code (OUTL/ANL/ORL P1 in it switch banks) whose 2K banks each open
+    with a switch: the compiled straight-line blocks of one bank must never run in another."""
+    code = random.Random(seed).randbytes(8192)
+    switch = bytes([0x99, 0xFC, 0x89, 0x01])  # ANL P1,#FCh; ORL P1,#01h
+    image = b"".join(switch + code[bank * 2048 + len(switch) : (bank + 1) * 2048] for bank in range(4))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
         assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
