@@ -315,7 +315,8 @@ class Picture:
             return False
         first, x0 = divmod(start, VISIBLE_WIDTH)
         last, x1 = divmod(end - 1, VISIBLE_WIDTH)
-        major.build(first, last)
+        if major.drawn_lines.find(0, first, last + 1) >= 0:
+            major.build(first, last)
         masks = major.overlap_masks
         if first == last:
             return bool(masks[first] >> x0 & ((2 << (x1 - x0)) - 1))
@@ -605,7 +606,7 @@ class MajorSystem:
         self.overlap = blank((VISIBLE_LINES, VISIBLE_WIDTH), bool)
         self.lines = blank(VISIBLE_LINES, bool)
         self.overlap_masks = [0] * VISIBLE_LINES
-        self._built = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+        self.drawn_lines = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
 
     def columns(self, first: int, end: int) -> tuple[int, int]:
         """x0, x1: the cells reaching lines first..end-1 lie in columns x0..x1-1 (x0 >= x1: none)."""
@@ -619,7 +620,7 @@ class MajorSystem:
         """Draw lines first..last if not yet drawn. False when there is no cell at all."""
         if not self.cells:
             return False
-        built = self._built
+        built = self.drawn_lines
         low = built.find(0, first, last + 1)
         if low < 0:
             return True
@@ -744,14 +745,16 @@ class Renderer:
         """Take the status bits of everything drawn since the last call (cursors: span, position)."""
         spans = self._spans
         if spans:
-            index, position = self._overlap_cursor
-            while index < len(spans) and not self._pending_overlap:
-                span = spans[index]
-                start = max(position, span.start)
-                if start < span.end and span.picture.overlaps(start, span.end):
-                    self._pending_overlap = True
-                index, position = index + 1, 0
-            self._overlap_cursor = (len(spans) - 1, spans[-1].end)
+            if not self._pending_overlap:
+                index, position = self._overlap_cursor
+                for span in spans[index:]:
+                    start = position if position > span.start else span.start
+                    if start < span.end and span.picture.overlaps(start, span.end):
+                        self._pending_overlap = True
+                        break
+                    position = 0
+            last = spans[-1]
+            self._overlap_cursor = (len(spans) - 1, last.end)
         if collisions:
             self._defer_collisions()
             self._run_deferred()
