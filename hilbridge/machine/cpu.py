@@ -319,6 +319,7 @@ _CODE = compile(_SOURCE, "<hilbridge 8048 handlers>", "exec")
 # back with their PCs and cycles filled in. It runs only when its last instruction ends before the
 # stop, so it does exactly what the fast loop would: plain instructions cannot move the stop.
 BLOCK_MAX_INSTRUCTIONS = 24
+BLOCK_HOT = 64  # visits before a block is compiled: compiling costs ~ 500 plain instruction runs
 _IMPURE = re.compile(r"\bB\.|C\.\w+\(|C\.(stop|spin|irq_|last_read_pc|timer|xirq|tirq)")
 _PC = re.compile(r"\bpc\b")
 _CYC = re.compile(r"\bcyc\b")
@@ -339,6 +340,8 @@ def _plain_body(opcode: int) -> str | None:
 
 
 PLAIN_BODIES: tuple[str | None, ...] = tuple(_plain_body(opcode) for opcode in range(256))
+Block = tuple[Callable[[int], int], int]
+"""A compiled block: the function (start cycle -> next PC) and the cycles it takes."""
 
 
 def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int] | None:
@@ -371,10 +374,12 @@ class Cpu:
     __slots__ = (
         "a",
         "a11",
+        "block_hot",
         "block_sets",
         "blocks",
         "board",
         "bus",
+        "code_switched",
         "cycle",
         "f1",
         "handlers",
@@ -406,6 +411,7 @@ class Cpu:
         "timer_start_value",
         "tirq_enabled",
         "trace_fetches",
+        "visits",
         "xirq_enabled",
     )
 
@@ -416,8 +422,11 @@ class Cpu:
         namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
         exec(_CODE, namespace)
         self.namespace = namespace
-        self.block_sets: dict[object, list[tuple[Callable[[int], int], int] | bool | None]] = {}
-        self.blocks: list[tuple[Callable[[int], int], int] | bool | None] = [None] * 0x1000
+        self.block_sets: dict[object, tuple[list[Block | bool | None], bytearray]] = {}
+        self.blocks: list[Block | bool | None] = [None] * 0x1000  # per PC: compiled, none or not yet
+        self.visits = bytearray(0x1000)  # per PC while not yet compiled: times run one by one
+        self.code_switched = False
+        self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
         self.trace_fetches = False
         self.skip_idle = True
@@ -634,6 +643,7 @@ class Cpu:
         in a local, so handlers pass theirs)."""
         if (
             self.trace_fetches
+            or self.code_switched  # the fast loop must fetch the new view's blocks first
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
             or self.spin >= 0  # a spin loop just branched back: step() may skip it
             or self._interrupt_pending(cycle)
@@ -807,19 +817,20 @@ class Cpu:
         compiled blocks of `view` (the cartridge's bytes for this bank; None: compile anew)."""
         self.poll_paths.clear()
         self.poll_heads.clear()
-        self.stop = 0  # the fast loop holds the old block list: step() next, which takes the new one
+        self.code_switched = True  # the fast loop holds the old lists: step() next, then it takes
+        self.stop = 0  # the new ones (kept at 0 by _refresh_stop_at until then)
         if view is None:
             self.block_sets.clear()
-            self.blocks = [None] * 0x1000
+            self.blocks, self.visits = [None] * 0x1000, bytearray(0x1000)
             return
-        blocks = self.block_sets.get(view)
-        if blocks is None:
+        found = self.block_sets.get(view)
+        if found is None:
             if len(self.block_sets) >= 16:
                 self.block_sets.clear()
-            blocks = self.block_sets[view] = [None] * 0x1000
-        self.blocks = blocks
+            found = self.block_sets[view] = ([None] * 0x1000, bytearray(0x1000))
+        self.blocks, self.visits = found
 
-    def _compile_block(self, pc: int) -> tuple[Callable[[int], int], int] | bool:
+    def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False."""
         found = block_source(self.prog, pc)
         if found is None:
@@ -945,6 +956,8 @@ class Cpu:
         pc = self.pc
         cycle = self.cycle
         blocks = self.blocks
+        visits = self.visits
+        hot = self.block_hot
         while True:
             block = blocks[pc]
             if block:
@@ -954,9 +967,13 @@ class Cpu:
                     cycle = end
                     continue
             elif block is None:
-                self._compile_block(pc)
-                blocks = self.blocks
-                continue
+                count = visits[pc] + 1
+                if count < hot:
+                    visits[pc] = count
+                else:
+                    self._compile_block(pc)  # into self.blocks: the loop's list unless code_switched
+                    blocks = self.blocks
+                    continue
             opcode = prog[pc]
             end = cycle + cycles[opcode]
             if end < self.stop:  # never past `target`: the stop is at or before it
@@ -965,11 +982,16 @@ class Cpu:
                 continue
             if cycle >= target:
                 break
-            self.pc = pc
-            self.cycle = cycle
-            self.step()
-            blocks = self.blocks  # a bank switch swaps the list (and sets the stop to 0 until here)
-            pc = self.pc
-            cycle = self.cycle
+            if not self.code_switched:
+                self.pc = pc
+                self.cycle = cycle
+                self.step()
+                pc = self.pc
+                cycle = self.cycle
+            if self.code_switched:  # a bank switch: take the new view's lists, then go on
+                self.code_switched = False
+                blocks = self.blocks
+                visits = self.visits
+                self._refresh_stop_at(cycle)
         self.pc = pc
         self.cycle = cycle

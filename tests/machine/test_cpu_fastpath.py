@@ -7,16 +7,17 @@ import warnings
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc
+from machine_doubles import ScriptedVdc, assemble_cart
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 
 
-def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool):
+def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool, slot: str = "o2_rom"):
     vdc = ScriptedVdc(irq_at=irq_at, t1_period=23, t1_high=4)
-    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console = Console(load_cartridge(image, slot), vdc=vdc)
+    console.cpu.block_hot = 1  # compile every straight-line block on its first run
     records = []
     console.add_bus_listener(records.append)
     if fast:
@@ -53,6 +54,60 @@ def test_fast_loop_equals_stepping_when_random_code_switches_banks(seed, irq_at)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
         assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    irq_at=st.lists(st.integers(0, 3000), min_size=1, max_size=6).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_fast_loop_equals_stepping_when_movx_writes_switch_banks_with_interrupts_on(seed, irq_at):
+    """A 16K o2_rally image of random code whose 2K banks open with EN I and P1 = x6h: MOVX writes
+    to 80h-FFh latch banks, and the VDC write after such a switch recomputes the stop (/INT is on)."""
+    code = random.Random(seed).randbytes(16384)
+    opening = bytes([0x05, 0x99, 0xE6])  # EN I; ANL P1,#E6h: P10 = 0 (the latch picks), writes latch
+    image = b"".join(opening + code[bank * 2048 + len(opening) : (bank + 1) * 2048] for bank in range(8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        fast = run(image, irq_at, 3000, fast=True, slot="o2_rally")
+        assert fast == run(image, irq_at, 3000, fast=False, slot="o2_rally")
+
+
+LATCH_HOPPER = """
+        org 400h
+        en i
+        anl p1,#0A6h    ; P10 = 0: the latch picks the bank; P14 = P16 = 0: MOVX writes latch
+        mov r0,#0A3h
+        jmp body
+        org 420h
+body:   clr a           ; a straight-line block whose opcodes differ from bank to bank
+        {ops}
+        mov r7,a
+        movx @r0,a      ; A3 records which bank's block ran
+        inc r6
+        mov a,r6
+        rr a
+        anl a,#3
+        mov r1,#80h
+        movx @r1,a      ; every other write switches banks; the VDC write then recomputes the
+        nop             ; stop (/INT is enabled), and this block was compiled in the old bank
+        nop
+        jmp body
+"""
+
+
+BANK_OPS = ("inc a\n        inc a", "dec a\n        dec a", "cpl a\n        rr a", "inc a\n        swap a")
+"""Per bank, two one-byte instructions after CLR A: A = 02h, FEh, FFh, 10h."""
+
+
+def test_a_latch_switch_with_interrupts_on_never_runs_the_old_banks_blocks():
+    image = b"".join(assemble_cart(LATCH_HOPPER.format(ops=ops)) for ops in BANK_OPS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        fast = run(image, (), 3000, fast=True, slot="o2_rally")
+        assert fast == run(image, (), 3000, fast=False, slot="o2_rally")
+    colours = [value for _, address, value in fast[3] if address == 0xA3]
+    assert set(colours) == {0x02, 0xFE, 0xFF, 0x10}
 
 
 def run_skip(image: bytes, irq_at: tuple[int, ...], cycles: int, skip: bool):

@@ -221,6 +221,7 @@ def test_nop_delay_loops_are_skipped_not_stepped():
             vdc=ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4),
         )
         console.cpu.skip_idle = skip
+        console.cpu.blocks[:] = [False] * len(console.cpu.blocks)  # every NOP through its handler
         nop = console.cpu.handlers[0x00]
         count = [0]
 
