@@ -43,7 +43,6 @@ CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x2
 SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
-_GRID_SOURCES = (SOURCE_HORIZONTAL_GRID | SOURCE_VERTICAL_GRID) + 1  # grid source bytes 0..0x30
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
 # touching it. MAME 0.251 (measured with fixtures/carts/video_objects.asm against its A2 reads): grid
@@ -177,7 +176,7 @@ class Picture:
             self.grid, self.major, self.sprites = layout.grid, layout.major, layout.sprites
             self.object_reach = layout.object_reach
             return
-        # grid and characters change less often than sprites: their layers are shared (read-only)
+        # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
         self.grid = grid_system(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
@@ -198,15 +197,15 @@ class Picture:
         for _index, _zoomed, top, bottom, _key in self.sprites:
             self.object_reach[top:bottom] = b"\1" * (bottom - top)
 
-    def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray, np.ndarray]]:
-        """(index, zoomed, top line, mask of lines top.. (360 wide), lines it touches) of the
-        sprites with pixels on lines first..end-1, in draw order."""
+    def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray]]:
+        """(index, zoomed, top line, mask of lines top.. (360 wide)) of the sprites that reach
+        lines first..end-1 and draw something, in draw order."""
         found = []
         for index, zoomed, top, bottom, key in self.sprites:
             if top < end and first < bottom:
                 _top, mask, lines = sprite_layer(key)
                 if lines is not None:
-                    found.append((index, zoomed, top, mask, lines))
+                    found.append((index, zoomed, top, mask))
         return found
 
     def _paint(self, first: int, last: int) -> None:
@@ -214,18 +213,15 @@ class Picture:
         r = self.registers
         end = last + 1
         target = self._pixels[first:end]
+        target.fill(background_colour(r[COLOUR]))
         if self.grid.on:
-            # background where the grid source bits are 0, grid colour elsewhere, in one lookup
-            target.fill(background_colour(r[COLOUR]))
             np.copyto(target, grid_colour(r[COLOUR]), where=self.grid.drawn(first, last)[first:end] != 0)
-        else:
-            target.fill(background_colour(r[COLOUR]))
         if self.objects_on:
             major = self.major
             if major.build(first, last) and major.cell_reach.find(1, first, end) >= 0:
                 opaque = major.opaque[first:end, :VISIBLE_WIDTH]
                 np.copyto(target, major.colour[first:end, :VISIBLE_WIDTH], where=opaque)
-            for index, _zoomed, top, mask, _lines in self.sprites_in(first, end):
+            for index, _zoomed, top, mask in self.sprites_in(first, end):
                 low, high = max(first, top), min(end, top + len(mask))
                 colour = 8 + (r[4 * index + 2] >> 3 & 7)
                 np.copyto(target[low - first : high - first], colour, where=mask[low - top : high - top])
@@ -257,7 +253,7 @@ class Picture:
         source = self.grid.drawn(low, end - 1)[low:end, columns].astype(np.uint16)
         # (bool * uint16 scalar: numpy's uint8 shifts are many times slower than its multiplies)
         source |= major.opaque[low:end, columns] * np.uint16(SOURCE_MAJOR)
-        for index, _zoomed, top, sprite, _lines in self.sprites_in(low, end):
+        for index, _zoomed, top, sprite in self.sprites_in(low, end):
             a, b = max(low, top), min(end, top + len(sprite))
             source[a - low : b - low] |= sprite[a - top : b - top, columns] * np.uint16(1 << index)
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
@@ -354,7 +350,7 @@ class Picture:
         value = int(self.grid.drawn(line, line)[line, x])
         if self.major.build(line, line) and self.major.opaque[line, x]:
             value |= SOURCE_MAJOR
-        for index, zoomed, top, mask, _lines in self.sprites_in(line, line + 1):
+        for index, zoomed, top, mask in self.sprites_in(line, line + 1):
             if mask[line - top, x]:
                 value |= (0x101 if zoomed else 1) << index
         return value
