@@ -35,9 +35,16 @@ def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool, slot: st
     irq_at=st.lists(st.integers(0, 3000), max_size=6).map(lambda cycles: tuple(sorted(cycles))),
 )
 def test_fast_loop_equals_stepping_on_random_programs(image, irq_at):
+    assert_fast_loop_equals_stepping(image, irq_at)
+
+
+def assert_fast_loop_equals_stepping(image: bytes, irq_at: tuple[int, ...], slot: str = "o2_rom"):
+    """3000 cycles of `image` through run_until and through step(): the same state and records."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
+        fast = run(image, irq_at, 3000, fast=True, slot=slot)
+        assert fast == run(image, irq_at, 3000, fast=False, slot=slot)
+    return fast
 
 
 @settings(max_examples=40, deadline=None)
@@ -51,9 +58,7 @@ def test_fast_loop_equals_stepping_when_random_code_switches_banks(seed, irq_at)
     code = random.Random(seed).randbytes(8192)
     switch = bytes([0x99, 0xFC, 0x89, 0x01])  # ANL P1,#FCh; ORL P1,#01h
     image = b"".join(switch + code[bank * 2048 + len(switch) : (bank + 1) * 2048] for bank in range(4))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnknownBiosWarning)
-        assert run(image, irq_at, 3000, fast=True) == run(image, irq_at, 3000, fast=False)
+    assert_fast_loop_equals_stepping(image, irq_at)
 
 
 @settings(max_examples=40, deadline=None)
@@ -62,15 +67,12 @@ def test_fast_loop_equals_stepping_when_random_code_switches_banks(seed, irq_at)
     irq_at=st.lists(st.integers(0, 3000), min_size=1, max_size=6).map(lambda cycles: tuple(sorted(cycles))),
 )
 def test_fast_loop_equals_stepping_when_movx_writes_switch_banks_with_interrupts_on(seed, irq_at):
-    """A 16K o2_rally image of random code whose 2K banks open with EN I and P1 = x6h: MOVX writes
+    """A 16K o2_rally image of random code whose 2K banks open with EN I and P1 = A6h: MOVX writes
     to 80h-FFh latch banks, and the VDC write after such a switch recomputes the stop (/INT is on)."""
     code = random.Random(seed).randbytes(16384)
-    opening = bytes([0x05, 0x99, 0xE6])  # EN I; ANL P1,#E6h: P10 = 0 (the latch picks), writes latch
+    opening = bytes([0x05, 0x99, 0xA6])  # EN I; ANL P1,#A6h: P10 = 0 (the latch picks), P14 = P16 = 0
     image = b"".join(opening + code[bank * 2048 + len(opening) : (bank + 1) * 2048] for bank in range(8))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnknownBiosWarning)
-        fast = run(image, irq_at, 3000, fast=True, slot="o2_rally")
-        assert fast == run(image, irq_at, 3000, fast=False, slot="o2_rally")
+    assert_fast_loop_equals_stepping(image, irq_at, "o2_rally")
 
 
 LATCH_HOPPER = """
@@ -102,10 +104,7 @@ BANK_OPS = ("inc a\n        inc a", "dec a\n        dec a", "cpl a\n        rr a
 
 def test_a_latch_switch_with_interrupts_on_never_runs_the_old_banks_blocks():
     image = b"".join(assemble_cart(LATCH_HOPPER.format(ops=ops)) for ops in BANK_OPS)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnknownBiosWarning)
-        fast = run(image, (), 3000, fast=True, slot="o2_rally")
-        assert fast == run(image, (), 3000, fast=False, slot="o2_rally")
+    fast = assert_fast_loop_equals_stepping(image, (), "o2_rally")
     colours = [value for _, address, value in fast[3] if address == 0xA3]
     assert set(colours) == {0x02, 0xFE, 0xFF, 0x10}
 
