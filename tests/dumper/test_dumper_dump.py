@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -127,26 +126,25 @@ def test_identified_dump_is_named_after_the_list_entry():
     assert output_name([cartdb.Match(entry, exact=False)], b"\x01") == "unknown-a505df1b.bin"
 
 
-def test_cli_dump_writes_a_verified_file_and_a_json_report(tmp_path):
+def test_cli_dump_writes_a_verified_file_and_a_json_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the second dump names its file itself, in the current folder
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(cli, ["dump", "-d", "sim", "-o", "demo.bin", "--json"])
-        assert result.exit_code == 0, result.output
-        report = json.loads(result.output)
-        assert report["verified"] and report["mapper"] == "o2_rom" and report["size"] == 4096
-        assert Path("demo.bin").read_bytes() == demo_image()
-        plain = runner.invoke(cli, ["dump", "-d", "sim"])
-        assert plain.exit_code == 0
-        assert Path(f"unknown-{report['crc32']}.bin").read_bytes() == demo_image()
+    result = runner.invoke(cli, ["dump", "-d", "sim", "-o", "demo.bin", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["verified"] and report["mapper"] == "o2_rom" and report["size"] == 4096
+    assert (tmp_path / "demo.bin").read_bytes() == demo_image()
+    plain = runner.invoke(cli, ["dump", "-d", "sim"])
+    assert plain.exit_code == 0
+    assert (tmp_path / f"unknown-{report['crc32']}.bin").read_bytes() == demo_image()
 
 
 def test_cli_dump_of_an_unstable_cartridge_exits_2_without_traceback(tmp_path):
-    runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(cli, ["dump", "-d", "sim?faults=unstable=3", "-o", "f.bin"])
-        assert result.exit_code == 2
-        assert "not verified" in result.output and "Traceback" not in result.output
-        assert not Path("f.bin").exists()
+    output = tmp_path / "f.bin"
+    result = CliRunner().invoke(cli, ["dump", "-d", "sim?faults=unstable=3", "-o", str(output)])
+    assert result.exit_code == 2
+    assert "not verified" in result.output and "Traceback" not in result.output
+    assert not output.exists()
 
 
 def test_cli_reports_a_missing_device_as_an_error(tmp_path):
