@@ -107,6 +107,18 @@ class ScriptedVdc:
         self.acknowledged = state["acknowledged"]
 
 
+INTERRUPT_VECTORS = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+start:  mov a,#0B4h
+        outl p1,a
+"""
+"""A test cart's start: our boot BIOS's reset, /INT and timer vectors (400h, 402h, 404h) jump to
+`start`, `irq` and `tirq`; P1 = B4h (VDC and external bus on, external RAM and keyboard off)."""
+
+
 def program_cart(code: bytes, at: int = 0x400, size: int = 2048, fill: int = 0x00):
     """A cartridge whose CPU address `at` holds `code` (standard mapper, last bank)."""
     image = bytearray([fill]) * size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from machine_doubles import ScriptedVdc, bios_with, console_asm, console_with
+from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, bios_with, console_asm, console_with
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.mcs48 import INSTRUCTIONS, UNDEFINED_OPCODES
@@ -457,13 +457,8 @@ def test_dis_tcnti_drops_a_pending_timer_interrupt(drop, timer_entries):
     # handler does DIS TCNTI (EN TCNTI again does not bring it back)
     drop_code = "dis tcnti\n        en tcnti" if drop else "nop\n        nop"
     console = console_asm(
-        f"""
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-start:  mov a,#0B4h
-        outl p1,a
+        INTERRUPT_VECTORS
+        + f"""
         mov a,#0F0h
         mov t,a
         strt t

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from machine_doubles import ScriptedVdc, assemble_cart
+from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -89,14 +89,8 @@ def test_skipping_replaces_most_reads(name):
 
 
 SPINNERS = {
-    "jmp_self_until_interrupt": """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-start:  mov a,#0B4h
-        outl p1,a
-        mov a,#80h
+    "jmp_self_until_interrupt": INTERRUPT_VECTORS
+    + """        mov a,#80h
         mov t,a
         strt t
         en tcnti
@@ -129,14 +123,8 @@ loop:   mov r7,#0
         movx @r1,a
         jmp loop
 """,
-    "nop_delay_with_interrupts": """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-start:  mov a,#0B4h
-        outl p1,a
-        mov a,#0F0h
+    "nop_delay_with_interrupts": INTERRUPT_VECTORS
+    + """        mov a,#0F0h
         mov t,a
         strt t
         en tcnti
