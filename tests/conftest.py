@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,23 @@ def require_tool(name: str, *candidates: str) -> str:
         pytest.fail(message)
     pytest.skip(message)
     raise AssertionError("unreachable")
+
+
+@contextlib.contextmanager
+def served_simulator(*arguments: str) -> Iterator[str]:
+    """`hilbridge sim serve ARGUMENTS` in another process, as a user starts it; yields the address
+    it announces (socket://, rfc2217:// or a pty path) and stops the process afterwards."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hilbridge", "sim", "serve", *arguments],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("simulated adapter on "), line
+        yield line.split()[3]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()

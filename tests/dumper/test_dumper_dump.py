@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import served_simulator
 
 from hilbridge import cartdb
 from hilbridge.cli.main import cli
@@ -173,14 +173,7 @@ def test_cli_devices_lists_the_simulator():
 
 
 def test_dump_over_socket_resumes_across_disconnects_of_a_served_simulator(tmp_path):
-    server = subprocess.Popen(
-        [sys.executable, "-m", "hilbridge", "sim", "serve", "--port", "0", "--faults", "disconnect=20000"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        url = server.stdout.readline().split()[3]
+    with served_simulator("--port", "0", "--faults", "disconnect=20000") as url:
         output = tmp_path / "demo.bin"
         codes = []
         for _ in range(6):
@@ -197,9 +190,6 @@ def test_dump_over_socket_resumes_across_disconnects_of_a_served_simulator(tmp_p
             assert "dump interrupted" in run.stderr and "Traceback" not in run.stderr
         assert codes[0] == 2 and codes[-1] == 0
         assert output.read_bytes() == demo_image()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_a_dump_the_list_knows_is_identified_and_named_after_it(tmp_path, monkeypatch):

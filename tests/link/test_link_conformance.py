@@ -9,12 +9,11 @@ cartridge model, not from the link.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import contextlib
 import zlib
 
 import pytest
+from conftest import served_simulator
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
@@ -37,41 +36,24 @@ pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread set
 )
 
 
-def _serve(*arguments: str) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "hilbridge", "sim", "serve", *arguments],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    line = process.stdout.readline()
-    assert line.startswith("simulated adapter on "), line
-    return process, line.split()[3]
-
-
 @pytest.fixture(params=TRANSPORTS, scope="module")
 def adapter(request):
-    process = None
-    if request.param == "in-process":
-        transport = InProcessTransport(build_device())
-    elif request.param == "usb":
-        transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
-    elif request.param == "socket":
-        process, url = _serve("--port", "0")
-        transport = SerialTransport(url)
-    elif request.param == "rfc2217":
-        process, url = _serve("--port", "0", "--rfc2217")
-        assert url.startswith("rfc2217://")
-        transport = SerialTransport(url)
-    else:
-        process, path = _serve("--pty")
-        transport = SerialTransport(path)
-    device = Adapter(transport)
-    yield device
-    device.close()
-    if process is not None:
-        process.terminate()
-        process.wait(timeout=10)
+    with contextlib.ExitStack() as served:
+        if request.param == "in-process":
+            transport = InProcessTransport(build_device())
+        elif request.param == "usb":
+            transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
+        elif request.param == "socket":
+            transport = SerialTransport(served.enter_context(served_simulator("--port", "0")))
+        elif request.param == "rfc2217":
+            url = served.enter_context(served_simulator("--port", "0", "--rfc2217"))
+            assert url.startswith("rfc2217://")
+            transport = SerialTransport(url)
+        else:
+            transport = SerialTransport(served.enter_context(served_simulator("--pty")))
+        device = Adapter(transport)
+        yield device
+        device.close()
 
 
 @pytest.fixture(scope="module")

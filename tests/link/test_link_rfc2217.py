@@ -5,17 +5,15 @@ timeouts after opening waits for the server's answer to each, and a dump through
 
 from __future__ import annotations
 
-import os
 import queue
 import socket
 import struct
-import subprocess
-import sys
 import threading
 
 import pytest
 import serial
 from click.testing import CliRunner
+from conftest import served_simulator
 from serial import rfc2217
 
 from hilbridge.cli.main import cli
@@ -96,25 +94,7 @@ def test_the_server_reports_a_setting_it_keeps_and_one_it_refuses(rfc2217_url):
 
 
 def test_a_dump_over_rfc2217_is_byte_exact_and_resumes_across_disconnects(tmp_path):
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hilbridge",
-            "sim",
-            "serve",
-            "--port",
-            "0",
-            "--rfc2217",
-            "--faults",
-            "disconnect=20000",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        url = server.stdout.readline().split()[3]
+    with served_simulator("--port", "0", "--rfc2217", "--faults", "disconnect=20000") as url:
         assert url.startswith("rfc2217://")
         output = tmp_path / "demo.bin"
         results = []
@@ -126,9 +106,6 @@ def test_a_dump_over_rfc2217_is_byte_exact_and_resumes_across_disconnects(tmp_pa
         assert results[0].exit_code == 2 and results[-1].exit_code == 0
         assert "resumed an interrupted dump" in results[-1].output
         assert output.read_bytes() == demo_image()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_rfc2217_without_a_port_is_a_usage_error():

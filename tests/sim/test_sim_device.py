@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
 
 import pytest
+from conftest import served_simulator
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter
@@ -93,25 +93,7 @@ def test_served_simulator_holds_a_cartridge_file_and_serves_it_over_a_pty(tmp_pa
     image = demo_image("o2_ktaa", 12288)
     cart = tmp_path / "ktaa.bin"
     cart.write_bytes(image)
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hilbridge",
-            "sim",
-            "serve",
-            "--pty",
-            "--cart",
-            str(cart),
-            "--type",
-            "o2_ktaa",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        path = server.stdout.readline().split()[3]
+    with served_simulator("--pty", "--cart", str(cart), "--type", "o2_ktaa") as path:
         output = tmp_path / "out.bin"
         run = subprocess.run(
             [sys.executable, "-m", "hilbridge", "dump", "-d", path, "-o", str(output)],
@@ -124,9 +106,6 @@ def test_served_simulator_holds_a_cartridge_file_and_serves_it_over_a_pty(tmp_pa
         assert output.read_bytes() == image
         with Adapter(SerialTransport(path)) as adapter:
             assert adapter.info.serial == "SIM-0001"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
 
 def test_every_pass_of_a_repeated_read_reads_unstable_bits_anew():
