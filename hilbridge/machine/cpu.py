@@ -817,8 +817,8 @@ class Cpu:
         compiled blocks of `view` (the cartridge's bytes for this bank; None: compile anew)."""
         self.poll_paths.clear()
         self.poll_heads.clear()
-        self.code_switched = True  # the fast loop holds the old lists: step() next, then it takes
-        self.stop = 0  # the new ones (kept at 0 by _refresh_stop_at until then)
+        self.code_switched = True  # the fast loop holds the old lists: it stops at once and takes
+        self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
             self.block_sets.clear()
             self.blocks, self.visits = [None] * 0x1000, bytearray(0x1000)
