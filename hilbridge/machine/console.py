@@ -270,8 +270,8 @@ class Console:
     def irq(self, cycle: int) -> bool:
         return self.vdc.irq(cycle)
 
-    def next_event(self, cycle: int) -> int:
-        return self.vdc.next_event(cycle)
+    def next_t1_change(self, cycle: int) -> int:
+        return self.vdc.next_t1_change(cycle)
 
     def t1_falls(self, previous: int, first: int, last: int) -> int:
         return self.t1_edges.falls(previous, first, last)
@@ -280,8 +280,7 @@ class Console:
         return self.t1_edges.fall_sample(previous, first, count)
 
     def next_irq_event(self, cycle: int) -> int:
-        next_irq_event = getattr(self.vdc, "next_irq_event", None)
-        return self.vdc.next_event(cycle) if next_irq_event is None else next_irq_event(cycle)
+        return self.vdc.next_irq_event(cycle)
 
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """First cycle after a MOVX read at `cycle` at which reading `address` again (with no write

@@ -15,8 +15,8 @@ stamped with the machine cycle at which the access happens:
     port_write(port, value, cycle)          port_read(port, cycle) -> int      (pins, port 1 or 2)
     bus_read(cycle) -> int                  bus_write(value, cycle)
     t0(cycle) -> bool   t1(cycle) -> bool   irq(cycle) -> bool  (the /INT line, level)
-    next_event(cycle) -> int    first cycle > cycle at which t1()/irq() can change by itself
-    next_irq_event(cycle) -> int   the same for irq() alone
+    next_irq_event(cycle) -> int   first cycle > cycle at which irq() can change by itself
+    next_t1_change(cycle) -> int   a cycle > cycle no later than the first at which t1() differs
     t1_falls(previous, first, last) -> int   falling T1 edges seen by sampling once per cycle at
                                 cycles first..last, the sample before them being `previous`
     t1_fall_sample(previous, first, count) -> int   the sample cycle of the count-th such edge from
@@ -59,8 +59,8 @@ class Board(Protocol):
     def t0(self, cycle: int) -> bool: ...
     def t1(self, cycle: int) -> bool: ...
     def irq(self, cycle: int) -> bool: ...
-    def next_event(self, cycle: int) -> int: ...
     def next_irq_event(self, cycle: int) -> int: ...
+    def next_t1_change(self, cycle: int) -> int: ...
     def t1_falls(self, previous: int, first: int, last: int) -> int: ...
     def t1_fall_sample(self, previous: int, first: int, count: int) -> int: ...
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int: ...
@@ -861,9 +861,10 @@ class Cpu:
         if self.xirq_enabled and not self.irq_in_progress:
             horizon = min(horizon, board.next_irq_event(cycle))
         opcode = self.prog[self.pc]
-        if opcode in (0x46, 0x56, 0x86):
-            # JNT1 / JT1 / JNI: the tested line keeps its value until the board's next event
-            horizon = min(horizon, board.next_event(cycle))
+        if opcode in (0x46, 0x56):  # JNT1 / JT1 $: T1 keeps its value until its next change
+            horizon = min(horizon, board.next_t1_change(cycle))
+        elif opcode == 0x86:  # JNI $ tests /INT whether or not interrupts are enabled
+            horizon = min(horizon, board.next_irq_event(cycle))
         if opcode == 0x16:  # JTF + JMP back: 4 cycles an iteration
             if not self.timer_flag:
                 self.cycle = cycle + 4 * max(0, (horizon - 1 - cycle) // 4)

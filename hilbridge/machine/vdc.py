@@ -431,13 +431,9 @@ class Vdc:
         self._sync_events(cycle)
         return self.irq_line
 
-    def next_event(self, cycle: int) -> int:
+    def next_irq_event(self, cycle: int) -> int:
         """First instruction-start cycle > `cycle` at which /INT can rise without CPU action.
-
-        T1 is not included: it changes three times a line, and the CPU asks `t1()` whenever it
-        needs it (JT1/JNT1, the counter), so stopping its fast loop there would only cost time.
-        `next_t1_change()` gives it for anyone who needs it.
-        """
+        (T1, which changes three times a line, has its own: `next_t1_change`.)"""
         cached = self._next_irq_cache
         if cached is not None and cached[0] <= cycle < cached[1]:
             return cached[1]
@@ -479,7 +475,7 @@ class Vdc:
             return self._cycle_past(marked, cycle)
         # status: events and the major-overlap bit (bits a read clears, so a skipped read would
         # have changed what the next one returns: never skipped, whatever the mask), and hstatus
-        horizon = self.next_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
+        horizon = self.next_irq_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
         if mask & STATUS_HSTATUS:
             hstatus = self._next_hstatus_change(pixel)
             horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))

@@ -48,16 +48,12 @@ class ScriptedVdc:
     def t1_falling_edges(self, start: int, end: int) -> int:
         return sum(1 for c in range(start + 1, end + 1) if self.t1(c - 1) and not self.t1(c))
 
-    def next_event(self, cycle: int) -> int:
-        candidates = [NEVER]
-        index = bisect.bisect_right(self.irq_at, cycle)
-        if index < len(self.irq_at):
-            candidates.append(self.irq_at[index])
-        if self.t1_period:
-            phase = cycle % self.t1_period
-            rise = self.t1_period - self.t1_high
-            candidates.append(cycle - phase + (rise if phase < rise else self.t1_period))
-        return min(candidates)
+    def next_t1_change(self, cycle: int) -> int:
+        if not self.t1_period:
+            return NEVER
+        phase = cycle % self.t1_period
+        rise = self.t1_period - self.t1_high
+        return cycle - phase + (rise if phase < rise else self.t1_period)
 
     def next_irq_event(self, cycle: int) -> int:
         index = bisect.bisect_right(self.irq_at, cycle)

@@ -201,6 +201,21 @@ def test_spin_loop_skipping_gives_the_same_records_as_stepping(name):
         assert len(skipped[2]) >= 4
 
 
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+def test_t1_spin_loops_on_the_real_vdc_give_the_same_records_as_stepping(region):
+    """`JNT1 $` / `JT1 $` are skipped only up to the VDC's next T1 change (hblank, vblank)."""
+    runs = []
+    for skip in (True, False):
+        console = Console(load_cartridge(assemble_cart(SPINNERS["t1_edges"]), "o2_rom"), region=region)
+        console.cpu.skip_idle = skip
+        records: list = []
+        console.add_bus_listener(records.append)
+        console.run_frames(3)
+        runs.append((records, console.cpu.state()))
+    assert runs[0] == runs[1]
+    assert len(runs[0][0]) > 3 * 200  # one write per line outside vblank
+
+
 def test_nop_delay_loops_are_skipped_not_stepped():
     nops = {}
     for skip in (True, False):

@@ -131,12 +131,12 @@ def test_y_beam_is_8_bits_and_pal_reads_07_after_line_263() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(region=st.sampled_from(REGIONS), start=st.integers(0, 200_000))
-def test_next_event_is_never_late_for_irq_and_t1_change_never_late(region, start: int) -> None:
+def test_next_irq_event_is_never_late_and_t1_change_never_late(region, start: int) -> None:
     vdc = Vdc(region)
     vdc.write(0xA0, 0x04, 0)  # sound interrupt enabled: sound events count too
     cycle = start
     for _ in range(3):
-        event = vdc.next_event(cycle)
+        event = vdc.next_irq_event(cycle)
         assert event > cycle
         irq = vdc.irq(cycle)
         assert all(vdc.irq(c) == irq for c in range(cycle + 1, event))
