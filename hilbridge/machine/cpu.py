@@ -678,11 +678,8 @@ class Cpu:
     def _may_poll(self, pc: int) -> bool:
         """Whether some path of `POLL_SAFE` instructions leads from `pc` back to the MOVX before it
         within `POLL_MAX_INSTRUCTIONS` (both ways at every branch, both A11 values at every JMP):
-        if not, `_poll_path` finds no loop there whatever A, the flags or A11 are."""
-        known = self.poll_heads.get(pc)
-        if known is not None:
-            return known
-        prog = self.prog
+        if not, `_poll_path` finds no loop there whatever A, the flags or A11 are. The answer is
+        kept in `poll_heads`, which `vdc_read` looks at first."""
         head = (pc & 0x800) | ((pc - 1) & 0x7FF)
         frontier = {pc}
         found = False
@@ -692,13 +689,10 @@ class Cpu:
                 break
             following: set[int] = set()
             for here in frontier:
-                opcode = prog[here]
-                kind = POLL_SAFE.get(opcode)
-                if kind is None:
+                decoded = self._poll_instruction(here)
+                if decoded is None:
                     continue
-                operand_pc = (here & 0x800) | ((here + 1) & 0x7FF)
-                arg = prog[operand_pc]
-                after = (operand_pc & 0x800) | ((operand_pc + 1) & 0x7FF)
+                kind, opcode, arg, operand_pc, after = decoded
                 if kind == "nop":
                     following.add(operand_pc)
                 elif kind in ("anl", "orl", "xrl"):
@@ -712,6 +706,16 @@ class Cpu:
             frontier = following
         self.poll_heads[pc] = found
         return found
+
+    def _poll_instruction(self, pc: int) -> tuple[str, int, int, int, int] | None:
+        """(POLL_SAFE kind, opcode, operand byte, its address, the address after it) of the
+        instruction at `pc`, or None when it may not be part of a polling loop."""
+        opcode = self.prog[pc]
+        kind = POLL_SAFE.get(opcode)
+        if kind is None:
+            return None
+        operand_pc = NEXT_PC[pc]
+        return kind, opcode, self.prog[operand_pc], operand_pc, NEXT_PC[operand_pc]
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
@@ -896,14 +900,11 @@ class Cpu:
         for _ in range(POLL_MAX_INSTRUCTIONS):
             if pc == head:
                 return period, care
-            opcode = prog[pc]
-            kind = POLL_SAFE.get(opcode)
-            if kind is None:
+            decoded = self._poll_instruction(pc)
+            if decoded is None:
                 return None
+            kind, opcode, arg, operand_pc, after = decoded
             period += CYCLES[opcode]
-            operand_pc = (pc & 0x800) | ((pc + 1) & 0x7FF)
-            arg = prog[operand_pc]
-            after = (operand_pc & 0x800) | ((operand_pc + 1) & 0x7FF)
             if kind == "nop":
                 pc = operand_pc
                 continue
