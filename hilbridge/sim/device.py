@@ -196,22 +196,26 @@ class SimulatedAdapter:
         return {"p1": p1, "p2": p2}
 
     def on_cart_read(self, p1: int, p2: int, strobe: int, address: int, length: int) -> dict[str, Any]:
-        self._check_read(strobe, address, length, length)
-        return {"address": address, "data": self._read_slot(p1, p2, strobe, address, length)}
+        cart = self._check_read(strobe, address, length, length)
+        return {"address": address, "data": self._read_slot(cart, p1, p2, strobe, address, length)}
 
     def on_cart_read_repeat(
         self, p1: int, p2: int, strobe: int, address: int, length: int, count: int
     ) -> dict[str, Any]:
         if count < 1:
             raise RequestRefused("BAD_ARGUMENT", "count must be at least 1")
-        self._check_read(strobe, address, length, length * count)
+        cart = self._check_read(strobe, address, length, length * count)
         if not self.unstable:  # a stable slot reads the same every pass
-            return {"address": address, "data": self._read_slot(p1, p2, strobe, address, length) * count}
-        data = b"".join(self._read_slot(p1, p2, strobe, address, length) for _ in range(count))
+            return {
+                "address": address,
+                "data": self._read_slot(cart, p1, p2, strobe, address, length) * count,
+            }
+        data = b"".join(self._read_slot(cart, p1, p2, strobe, address, length) for _ in range(count))
         return {"address": address, "data": data}
 
-    def _check_read(self, strobe: int, address: int, length: int, reply_bytes: int) -> None:
-        self._slot()
+    def _check_read(self, strobe: int, address: int, length: int, reply_bytes: int) -> Cartridge:
+        """The slot's cartridge, once the read is known to be valid; RequestRefused otherwise."""
+        cart = self._slot()
         if length < 1 or reply_bytes > MAX_PAYLOAD - 2:
             raise RequestRefused("BAD_ARGUMENT", f"reply of {reply_bytes} bytes is not 1..{MAX_PAYLOAD - 2}")
         if strobe == STROBES["PSEN"]:
@@ -222,11 +226,10 @@ class SimulatedAdapter:
                 raise RequestRefused("BAD_ARGUMENT", "MOVX reads must lie within 0x00-0xFF")
         else:
             raise RequestRefused("BAD_ARGUMENT", f"unknown strobe {strobe}")
+        return cart
 
-    def _read_slot(self, p1: int, p2: int, strobe: int, address: int, length: int) -> bytes:
+    def _read_slot(self, cart: Cartridge, p1: int, p2: int, strobe: int, address: int, length: int) -> bytes:
         """One pass over the addresses (checked by `_check_read`); unstable bits read anew every pass."""
-        cart = self.cartridge
-        assert cart is not None  # _check_read refused an empty slot
         if strobe == STROBES["MOVX_READ"]:
             return bytes(cart.read(a, p1, p2) for a in range(address, address + length))
         start = address - FETCH_START
