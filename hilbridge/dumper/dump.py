@@ -103,7 +103,8 @@ class _Reader:
         self.reads = 0
 
     def read(self, chunk: Chunk) -> bytes:
-        region = self._select(chunk.region)
+        region = chunk.region
+        self._select(region)
         self.reads += 1
         return self.adapter.read(
             region.address + chunk.start, chunk.length, p1=region.p1, p2=region.p2, strobe=region.strobe
@@ -111,7 +112,8 @@ class _Reader:
 
     def read_repeated(self, chunk: Chunk, count: int) -> list[bytes]:
         """`count` fresh reads of one chunk, several per request where the link allows."""
-        region = self._select(chunk.region)
+        region = chunk.region
+        self._select(region)
         self.reads += count
         return self.adapter.read_repeated(
             region.address + chunk.start,
@@ -122,14 +124,13 @@ class _Reader:
             strobe=region.strobe,
         )
 
-    def _select(self, region: Region) -> Region:
+    def _select(self, region: Region) -> None:
         """Write the region's bank latch first when it needs one that is not set."""
         if region.latch is not None and region.latch != self.latch:
             from hilbridge.dumper.detect import LATCH_ADDRESS, LATCH_WRITE_P1
 
             self.adapter.write(LATCH_ADDRESS, region.latch, p1=LATCH_WRITE_P1)
             self.latch = region.latch
-        return region
 
 
 class _Progress:
