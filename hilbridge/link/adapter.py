@@ -160,25 +160,18 @@ class Adapter:
         the passes are plain `read`s, which split and adapt.
         """
         out: list[bytes] = []
+        fields = {"p1": p1, "p2": p2, "strobe": STROBES[strobe], "address": address, "length": length}
         while len(out) < count:
             per_request = min(self.piece_size // length, MAX_REPEAT)
             if per_request < 2:
                 out.append(self.read(address, length, p1=p1, p2=p2, strobe=strobe))
                 continue
-            fields = {"p1": p1, "p2": p2, "strobe": STROBES[strobe], "address": address, "length": length}
             groups = [min(per_request, count - start) for start in range(len(out), count, per_request)]
-            before = self.link.stats.retransmits
-            try:
-                replies = self.link.transact(
-                    [("CART_READ_REPEAT", {**fields, "count": group}) for group in groups],
-                    retries=ADAPTIVE_RETRIES,
-                )
-            except LinkTimeout:
-                self.piece_size = max(MIN_PIECE, self.piece_size // 2)
-                self.link.reset_backoff()
+            replies = self._transact_adapting(
+                [("CART_READ_REPEAT", {**fields, "count": group}) for group in groups]
+            )
+            if replies is None:
                 continue
-            if self.link.stats.retransmits - before > len(groups):
-                self.piece_size = max(MIN_PIECE, self.piece_size // 2)
             for group, reply in zip(groups, replies, strict=True):
                 data = reply["data"]
                 if reply["address"] != address or len(data) != group * length:
@@ -192,24 +185,30 @@ class Adapter:
         while True:
             size = self.piece_size
             spans = [(offset, min(size, length - offset)) for offset in range(0, length, size)]
-            before = self.link.stats.retransmits
-            last_try = size <= MIN_PIECE
-            try:
-                replies = self.link.transact(
-                    [request(offset, span) for offset, span in spans],
-                    retries=None if last_try else ADAPTIVE_RETRIES,
-                )
-            except LinkTimeout:
-                if last_try:
-                    raise
-                self.piece_size = max(MIN_PIECE, size // 2)
-                self.link.reset_backoff()
-                continue
-            if self.link.stats.retransmits - before > len(spans):
-                self.piece_size = max(MIN_PIECE, size // 2)
-            elif self.link.stats.retransmits == before:
-                self.piece_size = min(self._max_piece, size * 2)
-            return list(zip(spans, replies, strict=True))
+            replies = self._transact_adapting([request(offset, span) for offset, span in spans])
+            if replies is not None:
+                return list(zip(spans, replies, strict=True))
+
+    def _transact_adapting(self, requests: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]] | None:
+        """One batch sized by `piece_size`, which it adapts: None when the batch timed out and pieces were
+        halved (send it again, cut smaller). Losses halve pieces, a clean batch doubles them; at the
+        smallest size the request gets the link's full retry budget and a timeout is raised."""
+        size = self.piece_size
+        last_try = size <= MIN_PIECE
+        before = self.link.stats.retransmits
+        try:
+            replies = self.link.transact(requests, retries=None if last_try else ADAPTIVE_RETRIES)
+        except LinkTimeout:
+            if last_try:
+                raise
+            self.piece_size = max(MIN_PIECE, size // 2)
+            self.link.reset_backoff()
+            return None
+        if self.link.stats.retransmits - before > len(requests):
+            self.piece_size = max(MIN_PIECE, size // 2)
+        elif self.link.stats.retransmits == before:
+            self.piece_size = min(self._max_piece, size * 2)
+        return replies
 
     # -- cartridge emulation ----------------------------------------------------------------------
     def upload(self, image: bytes, mapper: str, progress: Callable[[int], None] | None = None) -> int:
