@@ -227,6 +227,10 @@ class Vdc:
         self._ticks_done = 0
         self._sound_irq_cycle: int | None = None
         self._frame_end = self._frame_pixels  # global pixel at which the current frame ends (243, 0)
+        # Accesses ending before this cycle are before the frame end: their time is at most a few
+        # hundred picoseconds later than cycle × T (15 clock periods per cycle for at most the ~12
+        # cycles since the last hblank timer), far less than a cycle. So reads and writes there end
+        # no frame and need not be placed on the beam.
         self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
@@ -492,7 +496,7 @@ class Vdc:
             self._draw_to_beam(cycle)
             return self._collect_collisions()
         if info.read != "status":
-            return self._read_value(info, cycle)
+            return self.read(address, cycle)  # no side effects for the other kinds
         self._sync_events(cycle - MOVX_CYCLES)
         pixel = self._beam_pixel(cycle)
         self._draw_to_beam(cycle, pixel)
@@ -600,14 +604,6 @@ class Vdc:
             self._last_line = 0
             self._last_hpos = 0
 
-    def _catch_up_at(self, cycle: int) -> None:
-        """`_catch_up` for an access ending at `cycle`, without placing it on the beam when it is
-        before `_frame_end_cycle`. An access's time is at most a few hundred picoseconds later than
-        cycle × T (15 clock periods per cycle for at most the ~12 cycles since the last hblank
-        timer), far less than a cycle, so its pixel is before the frame end there."""
-        if cycle >= self._frame_end_cycle:
-            self._catch_up(self._beam_pixel(cycle))
-
     def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
         if pixel is None:
             pixel = self._beam_pixel(cycle)
@@ -659,14 +655,6 @@ class Vdc:
         return self.audio.samples(rate, self.timing.time_of_cycle(cycle))
 
     # -- bus --------------------------------------------------------------------------------------
-    def _locked(self, info: RegisterInfo) -> bool:
-        control = self.registers[CONTROL]
-        if info.lock == "objects":
-            return bool(control & CONTROL_DISPLAY)
-        if info.lock == "grid":
-            return bool(control & CONTROL_GRID)
-        return False
-
     def _status_value(self, pixel: int) -> int:
         line, hpos = self._position_of(pixel)
         chip = self.chip
@@ -674,14 +662,8 @@ class Vdc:
         data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
         return data | (self.registers[CONTROL] & CONTROL_STROBE)
 
-    def _read_value(self, info: RegisterInfo, cycle: int) -> int:
-        """Registers whose read has no side effect: stored values, zeros and the beam position."""
-        kind = info.read
-        if kind == "value":
-            self._catch_up_at(cycle)
-            return 0 if self._locked(info) else self.registers[info.canonical]
-        if kind == "zero":
-            return 0
+    def _beam_value(self, kind: str, cycle: int) -> int:
+        """A4/A5: the beam position, live while A0 b1 is set, else as latched when it was cleared."""
         strobe_live = self.registers[CONTROL] & CONTROL_STROBE
         if kind == "beam_y":
             return (self._y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
@@ -692,13 +674,15 @@ class Vdc:
         address &= 0xFF
         info = self._info[address]
         kind = info.read
-        if kind == "value":  # the common case, _read_value inlined
+        if kind == "value":
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
             registers = self.registers
             return 0 if registers[CONTROL] & self._lock_bits[address] else registers[info.canonical]
+        if kind == "zero":
+            return 0
         if kind not in ("status", "collision"):
-            return self._read_value(info, cycle)
+            return self._beam_value(kind, cycle)
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:
             self._sync_events(start)
@@ -736,7 +720,7 @@ class Vdc:
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
         if registers[CONTROL] & self._lock_bits[address] or a >= 0xF0:
-            if cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
+            if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
             return
         mask = info.write_mask
@@ -753,7 +737,7 @@ class Vdc:
                 self._draw_to_beam(cycle)
             else:
                 self._deferred_update = cycle
-        elif cycle >= self._frame_end_cycle:  # _catch_up_at, inlined
+        elif cycle >= self._frame_end_cycle:
             self._catch_up(self._beam_pixel(cycle))
         if mask is None:
             return

@@ -204,7 +204,7 @@ def test_cached_slice_start_equals_the_direct_computation(
 @settings(max_examples=30, deadline=None)
 @given(region=st.sampled_from(REGIONS), frame=st.integers(0, 3000), back=st.integers(0, 40))
 def test_accesses_before_the_frame_end_cycle_are_before_the_frame_end(region, frame: int, back: int) -> None:
-    """`_catch_up_at` skips placing accesses before `_frame_end_cycle` on the beam: that must
+    """Reads and writes skip placing accesses before `_frame_end_cycle` on the beam: that must
     never skip a frame end, and the bound must be within a cycle of the exact one."""
     vdc = Vdc(region)
     vdc.run_to(vdc.frame_end_cycle(frame) - 200)
