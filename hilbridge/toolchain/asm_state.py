@@ -149,26 +149,22 @@ class PassState(Context):
             return f"{name}\x03{self.temporary_generation}"
         return name
 
+    def _defined(self, key: str) -> Value | None:
+        """The symbol's value in this pass, else in the previous one (forward references)."""
+        value = self.symbols.get(key)
+        return value if value is not None else self.previous.get(key)
+
     def lookup(self, name: str, offset: int) -> Value:
         if self.bindings:
             bound = self.bindings[-1].get(name if self.assembler.case_sensitive else name.upper())
             if bound is not None:
                 return bound
-        symbols = self.symbols
         if not self.local_spaces and not self.sections and not name.startswith((".", "$$")):
-            key = name if self.assembler.case_sensitive else name.upper()
-            value = symbols.get(key)
-            if value is not None:
-                return value
-            value = self.previous.get(key)
-            if value is not None:
-                return value
-            return self._undefined(name, offset)
+            # the common case: one candidate key, no scoping
+            value = self._defined(name if self.assembler.case_sensitive else name.upper())
+            return value if value is not None else self._undefined(name, offset)
         for key in self._key_candidates(name):
-            value = symbols.get(key)
-            if value is not None:
-                return value
-            value = self.previous.get(key)
+            value = self._defined(key)
             if value is not None:
                 return value
         if name.startswith("."):
