@@ -119,21 +119,12 @@ class Link:
                     pending[seq] = _Pending(index, message, wire)
                     stats.requests += 1
                     self._send(pending[seq], retries)
-            if self._outbox:
-                self._flush()
+            self._flush()
             data = read(min(self._timeout, 0.05))
             now = monotonic()
             if data:
-                # Most reads of a long reply hold no delimiter: the decoder only buffers them.
-                stats.bytes_in += len(data)
-                bad_before = decoder.bad
-                for frame in decoder.feed(data):
-                    self._dispatch(frame, pending, results, errors, now, retries)
-                if decoder.bad != bad_before:
-                    stats.bad_frames += decoder.bad - bad_before
-                    self._replies_flowing = False
-                    if pending:
-                        self._resend_oldest(pending, now, retries)
+                if self._receive(data, pending, results, errors, now, retries) and pending:
+                    self._resend_oldest(pending, now, retries)
                 # Replies still flowing in: anything missing among them is caught by fast retransmit. A
                 # reply is overdue only in silence, or when nothing but events and garbage came for a
                 # timeout, so a host that was itself descheduled does not resend what is waiting unread.
@@ -181,11 +172,7 @@ class Link:
         while True:
             data = self.transport.read(max(0.0, min(0.05, deadline - time.monotonic())))
             if data:
-                self.stats.bytes_in += len(data)
-                bad_before = self._decoder.bad
-                for frame in self._decoder.feed(data):
-                    self._dispatch(frame, {}, [], [], time.monotonic(), self.retries)
-                self.stats.bad_frames += self._decoder.bad - bad_before
+                self._receive(data, {}, [], [], time.monotonic(), self.retries)
             if time.monotonic() >= deadline:
                 return
 
@@ -221,6 +208,22 @@ class Link:
             and self._last_reply > 0.0
             and time.monotonic() - self._last_reply < LIVE_WINDOW
         )
+
+    def _receive(self, data: bytes, pending, results, errors, now: float, retries: int) -> bool:
+        """Decode `data` and dispatch its frames; True when it completed damaged frames (counted, and
+        the last complete frame is then no reply).
+
+        Most reads of a long reply hold no delimiter: the decoder only buffers them."""
+        self.stats.bytes_in += len(data)
+        decoder = self._decoder
+        bad_before = decoder.bad
+        for frame in decoder.feed(data):
+            self._dispatch(frame, pending, results, errors, now, retries)
+        damaged = decoder.bad - bad_before
+        if damaged:
+            self.stats.bad_frames += damaged
+            self._replies_flowing = False
+        return damaged > 0
 
     def _flush(self) -> None:
         """Write the frames queued by `_send` in one transport write (one USB transfer, one syscall)."""
