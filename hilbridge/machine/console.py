@@ -191,8 +191,6 @@ class Console:
         self._listeners: list[BusListener] = []
         self._fetch_listeners: list[BusListener] = []
         self._view: bytes | None = None
-
-        self._vdc_read_horizon = hasattr(self.vdc, "read_horizon") and hasattr(self.vdc, "peek")
         self.p1 = 0xFF
         self.p2 = 0xFF
         self.bus = 0xFF
@@ -209,9 +207,7 @@ class Console:
             value &= self.ram[address]
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.read(address, cycle)
-            cpu = self.cpu
-            if self._vdc_read_horizon or (cpu.xirq_enabled and not cpu.irq_in_progress):
-                cpu.vdc_read(cycle)  # re-check /INT events; maybe let step() skip a polling loop
+            self.cpu.vdc_read(cycle)  # /INT may have moved; a polling loop may be skippable
         if self._listeners:
             self._notify(BusAccess(cycle, READ, address, value, p1))
         return value
@@ -288,8 +284,6 @@ class Console:
         answers only change with P1, P2 or a write, which a skippable polling loop never does."""
         if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             return NEVER
-        if not self._vdc_read_horizon:
-            return cycle
         return self.vdc.read_horizon(address, cycle, mask)
 
     def peek_read(self, address: int, cycle: int) -> int:
