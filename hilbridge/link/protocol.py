@@ -33,7 +33,7 @@ MAX_FRAME = HEADER_SIZE + MAX_PAYLOAD + CRC_SIZE
 MAX_ENCODED_FRAME = MAX_FRAME + MAX_FRAME // 254 + 2
 CRC_RESIDUE = 0x2144DF1C  # CRC-32 of any bytes followed by their own CRC-32 (little-endian)
 
-_FIELD_FORMATS = {"B": 1, "H": 2, "I": 4}
+_FIXED_FORMATS = "BHI"  # u8, u16, u32 (little-endian struct codes); "*" bytes and "s" text are tails
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +52,9 @@ class Layout:
     Packing and unpacking run per frame at link speed, so they are a struct call, not a loop over fields.
     """
 
-    __slots__ = ("fields", "names", "struct", "tail")
+    __slots__ = ("names", "struct", "tail")
 
     def __init__(self, fields: tuple[Field, ...]):
-        self.fields = fields
         fixed = [f for f in fields if not f.is_tail]
         self.names = tuple(f.name for f in fixed)
         self.struct = struct.Struct("<" + "".join(f.format for f in fixed))
@@ -125,7 +124,7 @@ def _parse_fields(text: str) -> tuple[Field, ...]:
     fields = []
     for item in text.split():
         name, _, fmt = item.partition(":")
-        if fmt not in _FIELD_FORMATS and fmt not in ("*", "s"):
+        if fmt not in (*_FIXED_FORMATS, "*", "s"):
             raise ValueError(f"messages.tsv: bad field format {item!r}")
         fields.append(Field(name, fmt))
     if any(f.is_tail for f in fields[:-1]):
@@ -235,9 +234,7 @@ class FrameDecoder:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
-        self.good = 0
         self.bad = 0
-        self.last_error: FramingError | None = None
 
     @property
     def partial(self) -> int:
@@ -250,7 +247,6 @@ class FrameDecoder:
             buffer += data
             if len(buffer) > MAX_ENCODED_FRAME:
                 self.bad += 1
-                self.last_error = FramingError("overlong frame discarded")
                 buffer.clear()
             return []
         search = len(buffer)
@@ -262,11 +258,8 @@ class FrameDecoder:
             if end > begin:
                 try:
                     frames.append(decode_frame(buffer[begin:end]))
-                except FramingError as error:
+                except FramingError:
                     self.bad += 1
-                    self.last_error = error
-                else:
-                    self.good += 1
             begin = end + 1
             end = buffer.find(0, begin)
         del buffer[:begin]
