@@ -64,7 +64,6 @@ CONTROL = 0xA0
 SHIFT_REGISTERS = (0xA7, 0xA8, 0xA9)
 SOUND_CONTROL = 0xAA
 SOUND_CLOCKED = frozenset((CONTROL, *SHIFT_REGISTERS, SOUND_CONTROL))  # writes that need the ticks up to date
-SOUND_CONTROL_UNUSED_BIT = 0x40
 
 
 # -- register map ---------------------------------------------------------------------------------
@@ -163,10 +162,6 @@ class BeamTiming:
         """Smallest cycle c >= 0 with pixel_at(c) >= pixel."""
         need = pixel * self.pixel_as - self.pixel_as // 2
         return max(0, -(-need // self.cycle_as))
-
-    def event_cycle(self, pixel: int) -> int:
-        """First instruction-start cycle that sees a timer event firing at pixel clock `pixel`."""
-        return pixel * self.pixel_as // self.cycle_as
 
 
 class Vdc:
@@ -325,16 +320,6 @@ class Vdc:
         line, hpos = self.position(cycle)
         return self._hblank(hpos) or self._vblank(line, hpos)
 
-    def t1_falling_edges(self, start: int, end: int) -> int:
-        """Falling edges of T1 seen by once-per-cycle sampling at cycles (start, end]."""
-        edges = 0
-        previous = self.t1(start)
-        for cycle in range(start + 1, end + 1):
-            current = self.t1(cycle)
-            edges += previous and not current
-            previous = current
-        return edges
-
     def _next_t1_change_pixel(self, pixel: int) -> int:
         """First global pixel after `pixel` at which T1 changes."""
         chip = self.chip
@@ -364,7 +349,7 @@ class Vdc:
 
     # -- timer events (VBL, sound clock) -----------------------------------------------------------
     def _vbl_cycle(self, frame: int) -> int:
-        # BeamTiming.event_cycle, inlined: this runs on every access
+        # the first instruction-start cycle that sees the event: its pixel time // cycle time
         return (self._vbl_offset + frame * self._frame_pixels) * self._pixel_as // self._cycle_as
 
     def _tick_cycle(self, tick: int) -> int:

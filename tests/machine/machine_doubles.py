@@ -45,9 +45,6 @@ class ScriptedVdc:
             return False
         return cycle % self.t1_period >= self.t1_period - self.t1_high
 
-    def t1_falling_edges(self, start: int, end: int) -> int:
-        return sum(1 for c in range(start + 1, end + 1) if self.t1(c - 1) and not self.t1(c))
-
     def next_t1_change(self, cycle: int) -> int:
         if not self.t1_period:
             return NEVER

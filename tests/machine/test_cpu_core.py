@@ -8,6 +8,7 @@ import pytest
 from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, bios_with, console_asm, console_with
 
 from hilbridge.machine.bios import UnknownBiosWarning
+from hilbridge.machine.console import SampledT1Edges
 from hilbridge.mcs48 import INSTRUCTIONS, UNDEFINED_OPCODES
 
 
@@ -392,7 +393,7 @@ def test_counter_mode_counts_falling_edges_of_t1():
     steps(console, 4)
     start = console.cycle
     console.run_cycles(23 * 50)
-    edges = vdc.t1_falling_edges(start - 1, console.cycle - 1)
+    edges = SampledT1Edges(vdc.t1).falls(vdc.t1(start - 1), start, console.cycle - 1)
     assert console.cpu.timer_value(console.cycle) == edges
     assert 49 <= edges <= 51
 

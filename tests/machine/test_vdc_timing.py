@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hilbridge.machine.console import SampledT1Edges
 from hilbridge.machine.timing import NTSC, PAL
 from hilbridge.machine.vdc import BeamTiming, Vdc
 
@@ -70,7 +71,7 @@ def test_t1_counts_one_falling_edge_per_active_line(region) -> None:
     expected = {"ntsc": 242, "pal": 243}[region.name]
     for k in range(2, 5):
         start = cycle_at(vdc, k, 100, 0)
-        assert vdc.t1_falling_edges(start, start + frame) == expected
+        assert SampledT1Edges(vdc.t1).falls(vdc.t1(start), start + 1, start + frame) == expected
 
 
 @pytest.mark.parametrize("region", REGIONS)
