@@ -13,7 +13,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.discovery import open_adapter
 from hilbridge.link.errors import LinkDisconnected, VersionMismatch
-from hilbridge.link.protocol import PROTOCOL_VERSION
+from hilbridge.link.protocol import MESSAGES, PROTOCOL_VERSION, FrameDecoder, encode_frame
 from hilbridge.link.transport import InProcessTransport, SerialTransport
 from hilbridge.sim import build_device, build_endpoint
 from hilbridge.sim.demo import demo_image
@@ -109,9 +109,6 @@ def test_served_simulator_holds_a_cartridge_file_and_serves_it_over_a_pty(tmp_pa
 
 
 def test_every_pass_of_a_repeated_read_reads_unstable_bits_anew():
-    from hilbridge.sim import build_device
-    from hilbridge.sim.faults import FaultPlan
-
     plan = FaultPlan.parse("unstable=3,seed=4")
     device = build_device(None, "o2_rom", 4096, plan)
     unstable = plan.unstable_bits()
@@ -125,8 +122,6 @@ def test_every_pass_of_a_repeated_read_reads_unstable_bits_anew():
 
 def test_transmit_with_a_limit_answers_queued_requests_in_order_a_few_at_a_time():
     """A server computes replies only about as far ahead as the connection buffers (serve.REPLY_BATCH)."""
-    from hilbridge.link.protocol import MESSAGES, FrameDecoder, encode_frame
-
     device = build_device(None, "o2_rally", 16384)
     read = MESSAGES["CART_READ"]
     fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "length": 0x400}
