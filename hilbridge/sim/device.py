@@ -72,7 +72,6 @@ class SimulatedAdapter:
         self._random = random.Random(seed)
         self._decoder = FrameDecoder()
         self._requests: deque[Frame] = deque()
-        self._output: list[bytes] = []  # wires ready to send
         self._replies: OrderedDict[int, tuple[tuple[int, bytes], bytes]] = OrderedDict()
         self._started = time.monotonic()
         self.counters = {"frames_in": 0, "frames_out": 0, "duplicates": 0}
@@ -99,24 +98,18 @@ class SimulatedAdapter:
         A server passes a limit so that it writes each reply while the host still reads the previous
         one, instead of computing a whole window of replies before writing any.
         """
-        output, requests = self._output, self._requests
-        size = sum(map(len, output))
+        output: list[bytes] = []
+        size = 0
+        requests = self._requests
         while requests and (limit is None or size < limit):
             wire = self._answer(requests.popleft())
             output.append(wire)
             size += len(wire)
         if self.capture is not None and size < CAPTURE_BACKLOG:
             for frame_type, payload in self.capture.next_events():
-                self._emit(frame_type, 0, payload)
-        data = b"".join(output)
-        output.clear()
-        return data
-
-    def _emit(self, frame_type: int, seq: int, payload: bytes) -> bytes:
-        wire = encode_frame(frame_type, seq, payload)
-        self._output.append(wire)
-        self.counters["frames_out"] += 1
-        return wire
+                output.append(encode_frame(frame_type, 0, payload))
+                self.counters["frames_out"] += 1
+        return b"".join(output)
 
     # -- request handling -------------------------------------------------------------------------
     def _answer(self, frame: Frame) -> bytes:
