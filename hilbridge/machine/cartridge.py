@@ -36,12 +36,34 @@ class MapperType:
     program_offset: int
     wrap: str
     data_area: str
+    layouts: dict[int, tuple[tuple[int, ...], int]]  # image size → (copy offsets, bank space size)
     note: str
+
+    def bank_space(self, image: bytes) -> bytes:
+        """What the banks address: the image, or its copies where the `layout` column places them."""
+        layout = self.layouts.get(len(image))
+        if layout is None:
+            return image
+        offsets, space_size = layout
+        space = bytearray(space_size)
+        for offset in offsets:
+            space[offset : offset + len(image)] = image
+        return bytes(space)
 
 
 BANK_RULES = ("p1_low_bits", "latch_p10", "none")
 HIGH_WINDOWS = ("mirror_800", "mirror_400", "linear")
 DATA_AREAS = ("none", "p11_p2_page")
+
+
+def _parse_layouts(text: str) -> dict[int, tuple[tuple[int, ...], int]]:
+    """`12288@0+4096/16384;...` → {12288: ((0, 4096), 16384)}; `-` → {}."""
+    layouts: dict[int, tuple[tuple[int, ...], int]] = {}
+    for item in filter(None, text.replace("-", "").split(";")):
+        size, _, rest = item.partition("@")
+        offsets, _, space = rest.partition("/")
+        layouts[int(size)] = (tuple(int(offset) for offset in offsets.split("+")), int(space))
+    return layouts
 
 
 def _load_types() -> dict[str, MapperType]:
@@ -60,6 +82,7 @@ def _load_types() -> dict[str, MapperType]:
             program_offset=int(row["program_offset"]),
             wrap=row["wrap"],
             data_area=row["data_area"],
+            layouts=_parse_layouts(row["layout"]),
             note=row["note"],
         )
         if (
@@ -86,7 +109,8 @@ class Cartridge:
         self.type = mapper
         self.name = name
         self.latch = 0  # o2_rally bank latch (MAME resets it to 0)
-        self._size = len(self.image)
+        self._space = mapper.bank_space(self.image)  # what the banks address (the image, or its layout)
+        self._size = len(self._space)
         self._banks = max(1, self._size // mapper.bank_size)
         self._views: dict[int, bytes] = {}
         # what the console may leave out of its MOVX path for this mapper
@@ -119,12 +143,12 @@ class Cartridge:
     # -- the slot interface -----------------------------------------------------------------------
     def fetch(self, address: int, p1: int, p2: int) -> int:
         """Program byte at CPU `address` (0400h-0FFFh) with the bank P1 selects."""
-        return self.image[self._offset(address, self.bank(p1 & CART_P1_MASK))]
+        return self._space[self._offset(address, self.bank(p1 & CART_P1_MASK))]
 
     def read(self, address: int, p1: int, p2: int) -> int:
         """MOVX read seen by the slot: the data ROM where the mapper has one, else FFh (not driving)."""
         if self.type.data_area == "p11_p2_page" and p1 & 0x02:
-            return self.image[(((p2 & CART_P2_MASK) << 8) | (address & 0xFF)) & (self._size - 1)]
+            return self._space[(((p2 & CART_P2_MASK) << 8) | (address & 0xFF)) & (self._size - 1)]
         return NOT_DRIVEN
 
     def write(self, address: int, value: int, p1: int, p2: int) -> None:
@@ -137,8 +161,8 @@ class Cartridge:
         bank = self.bank(p1 & CART_P1_MASK)
         view = self._views.get(bank)
         if view is None:
-            image = self.image
-            view = bytes(image[self._offset(address, bank)] for address in range(PROGRAM_START, PROGRAM_END))
+            space = self._space
+            view = bytes(space[self._offset(address, bank)] for address in range(PROGRAM_START, PROGRAM_END))
             self._views[bank] = view
         return view
 

@@ -100,3 +100,17 @@ def test_program_view_equals_fetch_everywhere(mapper, p1, seed):
 def test_mame_0251_variant_mirrors_0c00_onto_0400_as_that_version_runs_it():
     cart = load_cartridge(tagged(2048, 1024), "o2_rom_mame0251")
     assert cart.fetch(0xC80, 0xFF, 0) == cart.fetch(0x480, 0xFF, 0) != cart.fetch(0x880, 0xFF, 0)
+
+
+def test_12k_rally_is_laid_out_in_the_16k_bank_space_as_mame_loads_it():
+    # MAME's software list loads the 12 KB Videopac+ images at 0 and again at 4096 in a 16 KB area,
+    # so latch banks 0-1 and 2-3 both hold file 0000h-0FFFh and banks 4-7 hold file 1000h-2FFFh.
+    image = tagged(12288, 2048)
+    cart = load_cartridge(image, "o2_rally")
+    seen = []
+    for latch in range(8):
+        cart.write(0x80, latch, 0xAE, 0)
+        seen.append(cart.fetch(0x400, 0xAE, 0))
+    assert seen == [0, 1, 0, 1, 2, 3, 4, 5]
+    assert cart.fetch(0x400, 0xFF, 0) == 5  # P10 = 1: the last bank
+    assert cart.image == image
