@@ -2,12 +2,15 @@
 
 Three probes, each explained to the user (adapter.md §4, console.md §7):
 1. latch probe: MOVX writes with A7 = 1 and P14 = 0 that change what 0400h reads are the
-   Videopac+ bank latch (`o2_rally`); the latch values after which the banks repeat give the size;
+   Videopac+ bank latch (`o2_rally`); the latch values after which the banks repeat give the size
+   (8 KB: every 4 banks; 12 KB: banks 0-1 again as 2-3, as MAME's list lays it out; 16 KB);
 2. mirror comparison: a survey of CPU 0400h-0FFFh under the four P10/P11 banks. If 0C00h-0FFFh
    differs from 0800h-0BFFh, A10 is connected (`o2_4in1` or `o2_ktaa`), otherwise the cartridge is an
    `o2_rom` whose banks pair up by size (all equal: 2 KB; equal on P11: 4 KB; all different: 8 KB);
 3. data-area probe: with A10 connected and one program bank, MOVX reads with P11 = 1 that return data
    are the `o2_4in1` data ROM; otherwise it is a single-page `o2_ktaa`.
+Blocks count as equal only where every stable byte is equal (`same`): bytes that vary between
+re-reads of the same block are unstable bits, any other difference is data.
 The result is a list of `Region`s: what to read, with which ports and strobe, to where in the image.
 Images are laid out as MAME's software list has them, so CRC32/SHA-1 identification works.
 """
@@ -15,6 +18,7 @@ Images are laid out as MAME's software list has them, so CRC32/SHA-1 identificat
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +38,9 @@ LATCH_ADDRESS = 0x80  # A7 = 1
 DATA_ROM_P1 = 0xFF  # P11 = 1 enables the o2_4in1 data ROM
 DATA_ROM_OFF_P1 = 0xFD  # P11 = 0
 SIGNATURE_LENGTH = 0x100
-NOISE_FRACTION = 64  # up to 1/64 of the bytes may differ through unstable bits and still count as "same"
+CONFIRM_READS = (2, 5, 16)  # reads of each side before a difference counts: unstable bits vary
+CLEARLY_DIFFERENT = 8  # more than 1/8 of the bytes differing at once is data, not unstable bits
+FEW_DIFFERENCES = 16  # blocks with more stable differences than this differ; fewer get more reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +65,53 @@ class Detection:
     fingerprint: str = ""
 
 
-def same(a: bytes, b: bytes) -> bool:
-    """Equal up to a few bytes: an unstable bit must not turn a mirror or a repeated bank into a new one."""
-    differing = np.count_nonzero(np.frombuffer(a, np.uint8) != np.frombuffer(b, np.uint8))
-    return len(a) == len(b) and differing <= len(a) // NOISE_FRACTION
+class Reads:
+    """Repeated reads of one block the same way (same ports, latch, strobe), made only when needed.
+
+    A difference between two blocks is decided on stable bytes: bytes that vary between reads of
+    the same block are unstable bits, everything else that differs is a real difference. Blocks
+    that differ in more bytes than a contact could flip (1/8 of them) differ at once; a few
+    differences that survive a confirmation get more reads before they count, so that an unstable bit
+    that happened to read the same a few times cannot pass for data.
+    """
+
+    def __init__(self, read_many: Callable[[int], list[bytes]]):
+        self._read_many = read_many
+        self.reads = read_many(1)
+
+    @property
+    def data(self) -> bytes:
+        return self.reads[0]
+
+    def confirmed(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values, stable mask) after at least `count` reads."""
+        if len(self.reads) < count:
+            self.reads += self._read_many(count - len(self.reads))
+        stack = np.frombuffer(b"".join(self.reads), np.uint8).reshape(len(self.reads), -1)
+        return stack[0], np.all(stack == stack[0], axis=0)
 
 
-def _all_same(blocks: list[bytes]) -> bool:
+def same(a: Reads, b: Reads, a_span: slice = slice(None), b_span: slice = slice(None)) -> bool:
+    """Equal on every byte that reads stably: only unstable bits may differ, nothing else."""
+    first_a = np.frombuffer(a.data[a_span], np.uint8)
+    first_b = np.frombuffer(b.data[b_span], np.uint8)
+    differing = int(np.count_nonzero(first_a != first_b))
+    if differing == 0:
+        return True
+    if differing > len(first_a) // CLEARLY_DIFFERENT:
+        return False
+    for count in CONFIRM_READS:
+        a_values, a_stable = (part[a_span] for part in a.confirmed(count))
+        b_values, b_stable = (part[b_span] for part in b.confirmed(count))
+        differing = int(np.count_nonzero((a_values != b_values) & a_stable & b_stable))
+        if differing == 0:
+            return True
+        if differing > FEW_DIFFERENCES:
+            return False
+    return False
+
+
+def _all_same(blocks: list[Reads]) -> bool:
     return all(same(blocks[0], block) for block in blocks[1:])
 
 
@@ -73,33 +119,61 @@ def _bank_p1(bank: int) -> int:
     return 0xFC | bank | P14_HIGH
 
 
-def survey(adapter: Adapter) -> list[bytes]:
+def survey(adapter: Adapter) -> list[Reads]:
     """CPU 0400h-0FFFh under each of the four P10/P11 banks."""
-    return [adapter.read(PROGRAM, SURVEY_LENGTH, p1=_bank_p1(bank)) for bank in range(4)]
+
+    def reader(p1: int) -> Callable[[int], list[bytes]]:
+        return lambda count: adapter.read_repeated(PROGRAM, SURVEY_LENGTH, count, p1=p1)
+
+    return [Reads(reader(_bank_p1(bank))) for bank in range(4)]
 
 
-def _latch_banks(adapter: Adapter, length: int) -> list[bytes]:
-    banks = []
-    for value in range(8):
-        adapter.write(LATCH_ADDRESS, value, p1=LATCH_WRITE_P1)
-        banks.append(adapter.read(PROGRAM, length, p1=LATCH_READ_P1))
-    return banks
+def _latch_banks(adapter: Adapter, length: int) -> list[Reads]:
+    def reader(value: int) -> Callable[[int], list[bytes]]:
+        def read(count: int) -> list[bytes]:
+            adapter.write(LATCH_ADDRESS, value, p1=LATCH_WRITE_P1)
+            return adapter.read_repeated(PROGRAM, length, count, p1=LATCH_READ_P1)
+
+        return read
+
+    return [Reads(reader(value)) for value in range(8)]
 
 
 def plan_rally(adapter: Adapter, reasons: list[str]) -> tuple[int, list[Region]]:
+    """Size an o2_rally cartridge from where its latch banks repeat; 12 KB as MAME's list lays it out.
+
+    A 12 KB image sits in the 16 KB bank space at 0 and again at 4096, so latch banks 0-1 repeat as
+    2-3 and the file is banks 2-7; its bytes are read from there.
+    """
     banks = _latch_banks(adapter, BANK_2K)
-    count = 4 if all(same(banks[b], banks[b + 4]) for b in range(4)) else 8
-    reasons.append(f"latch values repeat every {count} banks of 2 KB: {count * 2} KB")
-    regions = [Region(bank * BANK_2K, BANK_2K, PROGRAM, LATCH_READ_P1, latch=bank) for bank in range(count)]
+    if _all_same(banks):
+        raise HilbridgeError(
+            "no bank latch: MOVX writes with A7 = 1 and P14 = 0 change nothing, so this is not an "
+            "o2_rally cartridge",
+            hint="dump with --type auto to detect the type",
+        )
+    if all(same(banks[b], banks[b + 4]) for b in range(4)):
+        first, count = 0, 4
+        reasons.append("latch values repeat every 4 banks of 2 KB: 8 KB")
+    elif same(banks[0], banks[2]) and same(banks[1], banks[3]):
+        first, count = 2, 6
+        reasons.append("latch banks 0-1 repeat as 2-3, banks 4-7 differ: 12 KB, laid out at 0 and 4096")
+    else:
+        first, count = 0, 8
+        reasons.append("all eight latch banks of 2 KB differ: 16 KB")
+    regions = [
+        Region((bank - first) * BANK_2K, BANK_2K, PROGRAM, LATCH_READ_P1, latch=bank)
+        for bank in range(first, first + count)
+    ]
     return count * BANK_2K, regions
 
 
-def plan_rom(banks: list[bytes], reasons: list[str]) -> tuple[int, list[Region]]:
-    program = [bank[:BANK_2K] for bank in banks]
-    if _all_same(program):
+def plan_rom(banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
+    program = slice(0, BANK_2K)
+    if all(same(banks[0], bank, program, program) for bank in banks[1:]):
         count = 1
         reasons.append("P10/P11 change nothing: one 2 KB bank")
-    elif same(program[0], program[2]) and same(program[1], program[3]):
+    elif same(banks[0], banks[2], program, program) and same(banks[1], banks[3], program, program):
         count = 2
         reasons.append("banks differ on P10 and repeat on P11: two 2 KB banks, 4 KB")
     else:
@@ -109,7 +183,7 @@ def plan_rom(banks: list[bytes], reasons: list[str]) -> tuple[int, list[Region]]
     return count * BANK_2K, regions
 
 
-def plan_ktaa(banks: list[bytes], reasons: list[str]) -> tuple[int, list[Region]]:
+def plan_ktaa(banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
     if _all_same(banks):
         pages = 1
     elif same(banks[0], banks[2]) and same(banks[1], banks[3]):
@@ -145,20 +219,20 @@ def detect(adapter: Adapter, forced: str | None = None) -> Detection:
     reasons: list[str] = []
     adapter.write(LATCH_ADDRESS, 0, p1=LATCH_WRITE_P1)  # a known latch state, so the fingerprint repeats
     banks = survey(adapter)
-    fingerprint = f"{zlib.crc32(b''.join(banks)):08x}"
-    if all(bank == b"\xff" * SURVEY_LENGTH for bank in banks) or all(not any(b) for b in banks):
+    fingerprint = f"{zlib.crc32(b''.join(bank.data for bank in banks)):08x}"
+    data = [bank.data for bank in banks]
+    if all(bank == b"\xff" * SURVEY_LENGTH for bank in data) or all(not any(bank) for bank in data):
         raise HilbridgeError(
             "no cartridge detected: every read returned the same idle value",
             hint="seat the cartridge firmly and clean its contacts",
         )
     mapper = forced
     if forced is None:
-        first = _latch_banks(adapter, SIGNATURE_LENGTH)
-        a10 = not all(same(bank[0x800:0xC00], bank[0x400:0x800]) for bank in banks)
-        if not _all_same(first):
+        high, low = slice(0x800, 0xC00), slice(0x400, 0x800)  # CPU 0C00h-0FFFh and 0800h-0BFFh
+        if not _all_same(_latch_banks(adapter, SIGNATURE_LENGTH)):
             mapper = "o2_rally"
             reasons.append("latch probe: MOVX writes (A7 = 1, P14 = 0) change what 0400h reads: a bank latch")
-        elif not a10:
+        elif all(same(bank, bank, high, low) for bank in banks):
             mapper = "o2_rom"
             reasons.append("latch probe: MOVX writes change nothing")
             reasons.append("mirror comparison: 0C00h-0FFFh mirrors 0800h-0BFFh (A10 not connected)")

@@ -229,9 +229,23 @@ def dump_cartridge(
     base = Path(output) if output else folder / f"hilbridge-dump-{detection.fingerprint}"
     state = _Progress(base, detection, passes, len(chunks))
     reason = state.load()
+    reader = _Reader(adapter)
+    if state.resumed:
+        try:
+            mismatch = _check_resumed(reader, chunks, state)
+        except LinkError as error:
+            raise LinkError(
+                f"dump interrupted while checking the partial dump: {error.message}",
+                hint=f"progress is kept in {state.data_path}; run the same command again to resume",
+            ) from None
+        if mismatch is not None:
+            reason = (
+                f"the partial dump does not match the cartridge in the slot at image offset "
+                f"0x{mismatch:04x}; starting over"
+            )
+            state = _Progress(base, detection, passes, len(chunks))
     if reason and notice:
         notice(reason)
-    reader = _Reader(adapter)
     total = sum(chunk.length for chunk in chunks) * passes
     done_bytes = sum(chunks[i].length for done in state.done for i in done)
     if progress:
@@ -277,6 +291,34 @@ def dump_cartridge(
         reads=reader.reads,
         seconds=time.monotonic() - started,
     )
+
+
+def _check_resumed(reader: _Reader, chunks: list[Chunk], state: _Progress) -> int | None:
+    """Read every resumed chunk once from the slot; the image offset of the first mismatch, if any.
+
+    The survey fingerprint only covers the banks P1 selects, so a cartridge that differs from the
+    interrupted one in another bank would pass it; this check covers every bank and page. The fresh
+    read counts as the chunk's next pass where one is missing, so it only costs a read for chunks
+    whose passes were all done before the interruption.
+    """
+    for index, chunk in enumerate(chunks):
+        stored = [number for number, done in enumerate(state.done) if index in done]
+        if not stored:
+            continue
+        span = slice(chunk.offset, chunk.offset + chunk.length)
+        fresh = reader.read(chunk)
+        if all(bytes(state.buffers[number][span]) != fresh for number in stored):
+            mismatch = next(
+                position
+                for position in range(chunk.length)
+                if all(state.buffers[number][chunk.offset + position] != fresh[position] for number in stored)
+            )
+            return chunk.offset + mismatch
+        missing = [number for number in range(len(state.done)) if index not in state.done[number]]
+        if missing:
+            state.buffers[missing[0]][span] = fresh
+            state.done[missing[0]].add(index)
+    return None
 
 
 def _verify(

@@ -24,6 +24,7 @@ CARTRIDGES = [
     ("o2_rom", 8192),
     ("o2_4in1", 4096),
     ("o2_rally", 8192),
+    ("o2_rally", 12288),
     ("o2_rally", 16384),
     ("o2_ktaa", 3072),
     ("o2_ktaa", 6144),
@@ -75,18 +76,19 @@ def test_interrupted_dump_resumes_and_finishes_byte_exact(tmp_path):
     state = json.loads((tmp_path / "rally.bin.partial.json").read_text())
     done_before = sum(len(d) for d in state["done"])
     assert 0 < done_before < 2 * 16
+    checked_again = len(set(state["done"][0]) & set(state["done"][1]))  # all passes resumed: one check read
     with open_adapter(_sim("o2_rally", 16384)) as adapter:
         result = dump_cartridge(adapter, output)
         reads_after = result.reads
     assert result.resumed
     assert output.read_bytes() == demo_image("o2_rally", 16384)
-    assert reads_after == 2 * 16 - done_before
+    assert reads_after == 2 * 16 - done_before + checked_again
     assert not list(tmp_path.glob("*.partial*"))
 
 
 def test_a_partial_dump_of_another_cartridge_is_not_reused(tmp_path):
     output = tmp_path / "x.bin"
-    with open_adapter(_sim("o2_rom", 8192, "disconnect=16000")) as adapter, pytest.raises(LinkError):
+    with open_adapter(_sim("o2_rom", 8192, "disconnect=30000")) as adapter, pytest.raises(LinkError):
         dump_cartridge(adapter, output)
     notices = []
     with open_adapter(_sim("o2_rom", 4096)) as adapter:
@@ -219,3 +221,58 @@ def test_a_live_noisy_link_is_not_declared_dead_by_one_unlucky_short_frame(tmp_p
         result = dump_cartridge(adapter, tmp_path / "out.bin")
         assert adapter.link.stats.retransmits > 0
     assert (tmp_path / "out.bin").read_bytes() == demo_image("o2_rom", 4096) == result.image
+
+
+def _cart_sim(tmp_path, image: bytes, mapper: str, faults: str = "", name: str = "cart.bin") -> str:
+    path = tmp_path / name
+    path.write_bytes(image)
+    return f"sim?cart={path}&type={mapper}&faults={faults}"
+
+
+def test_a_4k_cartridge_whose_banks_differ_in_a_few_bytes_is_dumped_as_4k(tmp_path):
+    # Different data is different data: no tolerance may fold two nearly equal banks into one.
+    bank = demo_image("o2_rom", 2048)
+    other = bytearray(bank)
+    for offset in (0x100, 0x345, 0x7FE):
+        other[offset] ^= 0x5A
+    image = bank + bytes(other)
+    with open_adapter(_cart_sim(tmp_path, image, "o2_rom")) as adapter:
+        result = dump_cartridge(adapter, tmp_path / "out.bin")
+    assert result.detection.size == 4096 and result.image == image and result.verified
+
+
+def test_unstable_bits_do_not_make_a_2k_cartridge_look_bigger(tmp_path):
+    with open_adapter(_sim("o2_rom", 2048, "unstable=12,seed=3")) as adapter:
+        result = dump_cartridge(adapter, tmp_path / "out.bin", keep_unverified=True)
+    assert result.detection.size == 2048 and result.unstable
+
+
+def test_a_forced_o2_rally_type_on_a_cartridge_without_a_bank_latch_is_refused(tmp_path):
+    with open_adapter(_sim("o2_rom", 4096)) as adapter, pytest.raises(HilbridgeError, match="latch"):
+        dump_cartridge(adapter, tmp_path / "out.bin", mapper="o2_rally")
+    assert not (tmp_path / "out.bin").exists()
+
+
+@pytest.mark.parametrize("disconnect", [45000, 60000])
+def test_a_resumed_dump_of_a_cartridge_that_differs_only_in_bank_3_is_not_the_old_one(tmp_path, disconnect):
+    first = demo_image("o2_rally", 16384)
+    second = bytearray(first)
+    second[3 * 2048 + 0x123] ^= 0xFF
+    output = tmp_path / "rally.bin"
+    interrupted = _cart_sim(tmp_path, first, "o2_rally", f"disconnect={disconnect}", "a.bin")
+    with open_adapter(interrupted) as adapter, pytest.raises(LinkError):
+        dump_cartridge(adapter, output)
+    assert (tmp_path / "rally.bin.partial.json").exists()
+    notices: list[str] = []
+    with open_adapter(_cart_sim(tmp_path, bytes(second), "o2_rally", name="b.bin")) as adapter:
+        result = dump_cartridge(adapter, output, notice=notices.append)
+    assert output.read_bytes() == bytes(second) and result.verified and not result.recovered
+    assert not result.resumed and "does not match the cartridge" in notices[0]
+
+
+def test_cli_loads_a_12k_videopac_plus_image(tmp_path):
+    rom = tmp_path / "plus.bin"
+    rom.write_bytes(demo_image("o2_rally", 12288))
+    loaded = CliRunner().invoke(cli, ["load", str(rom), "-d", "sim", "--type", "o2_rally"])
+    assert loaded.exit_code == 0, loaded.output
+    assert "o2_rally, 12288 bytes" in loaded.output
