@@ -81,16 +81,26 @@ def mame(
 @_slot
 @_reads
 def compare(cart: str, frames: int, region: str, slot: str | None, reads: bool) -> None:
-    """Run CART on MAME and on our emulator; report the first MOVX access that differs (exit 1)."""
+    """Run CART on MAME and on our emulator; report the first MOVX access that differs (exit 1).
+
+    A run in which neither side made an access compared nothing and is an error (exit 2), not "equal".
+    """
     from hilbridge.oracle.emulator import run_emulator
 
     image = _read_image(cart)
     theirs = run_mame(image, frames=frames, region=region, slot=slot, reads=reads).trace
     ours = run_emulator(image, frames=frames, region=region, slot=slot, reads=reads).trace
     last = min(theirs.frames[-1].cycle, ours.frames[-1].cycle)  # the two disagree on frame ends
-    mismatch = first_mismatch(up_to_cycle(ours.accesses, last), up_to_cycle(theirs.accesses, last))
+    compared = up_to_cycle(theirs.accesses, last)
+    mismatch = first_mismatch(up_to_cycle(ours.accesses, last), compared)
+    if mismatch is None and not compared:
+        raise HilbridgeError(
+            f"nothing compared: neither MAME nor the emulator made a MOVX access in {frames} frames",
+            SourceLocation(cart),
+            hint="run more --frames, add --reads, or check that the cartridge starts (hilbridge emu run)",
+        )
     if mismatch is None:
-        click.echo(f"equal: {len(up_to_cycle(theirs.accesses, last))} accesses in {frames} frames")
+        click.echo(f"equal: {len(compared)} accesses in {frames} frames")
         return
     click.echo(mismatch.report())
     raise SystemExit(1)

@@ -54,3 +54,22 @@ def test_compare_command_reports_equal_accesses(tmp_path):
     result = CliRunner().invoke(cli, ["oracle", "compare", str(cart), "--frames", "30", "--slot", "o2_rom"])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("equal: ")
+
+
+def test_compare_with_no_accesses_on_either_side_is_not_equal(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import hilbridge.cli.oracle as oracle_cli
+    import hilbridge.oracle.emulator as emulator
+    from hilbridge.oracle.trace import FrameEnd, Trace
+
+    def silent_run(*args, **kwargs):
+        return SimpleNamespace(trace=Trace(frames=[FrameEnd(0, 14000, 0x400)], complete=True))
+
+    monkeypatch.setattr(oracle_cli, "run_mame", silent_run)
+    monkeypatch.setattr(emulator, "run_emulator", silent_run)
+    cart = tmp_path / "cart.bin"
+    cart.write_bytes(cart_image("cpu_alu"))
+    result = CliRunner().invoke(cli, ["oracle", "compare", str(cart), "--frames", "1"])
+    assert result.exit_code != 0
+    assert "equal" not in result.output and "nothing compared" in result.output
