@@ -198,14 +198,28 @@ def mapper_for(image: bytes) -> str | None:
 RALLY_SIZE = 16 * 1024
 
 
+def cartridge_sizes() -> tuple[int, ...]:
+    """Every image size some emulated mapper takes (cartridge_types.tsv): what a cartridge image can be."""
+    from hilbridge.machine.cartridge import MAPPER_TYPES
+
+    return tuple(sorted({size for mapper in MAPPER_TYPES.values() for size in mapper.sizes}))
+
+
 def mapper_from_size(size: int) -> str:
     """The mapper for an image the list does not know, chosen by its size as MAME 0.251 does.
 
     MAME loads a plain 16 KB file as `o2_rally` (the Videopac+ bank-latch cart) and everything else,
     including 12 KB, as `o2_rom`. We follow MAME rather than guess `o2_ktaa` for 12 KB, because the
     emulator is checked against MAME and the only 12 KB list entry (the KTAA homebrew) is found by
-    checksum anyway. Other mappers cannot be told from the size alone.
+    checksum anyway. Other mappers cannot be told from the size alone. A size no mapper takes is
+    refused: such a file is not a cartridge image.
     """
     if size <= 0:
         raise HilbridgeError("an empty cartridge image has no mapper")
+    sizes = cartridge_sizes()
+    if size not in sizes:
+        raise HilbridgeError(
+            f"not a cartridge image: {size} bytes is no cartridge's size",
+            hint="cartridge images are " + ", ".join(str(s) for s in sizes) + " bytes",
+        )
     return "o2_rally" if size == RALLY_SIZE else "o2_rom"

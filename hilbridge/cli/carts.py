@@ -31,12 +31,17 @@ def identify(file: str) -> None:
         raise HilbridgeError("cartridge image is empty", SourceLocation(file))
     sums = cartdb.checksums(image)
     matches = cartdb.identify(image)
+    if not matches:
+        try:
+            mapper = cartdb.mapper_from_size(len(image))
+        except HilbridgeError as error:
+            raise HilbridgeError(error.message, SourceLocation(file), error.hint) from None
     click.echo(f"size:   {len(image)} bytes")
     click.echo(f"crc32:  {sums.crc32}")
     click.echo(f"sha1:   {sums.sha1}")
     if not matches:
         click.echo("match:  unknown")
-        click.echo(f"mapper: {cartdb.mapper_from_size(len(image))} (from the size)")
+        click.echo(f"mapper: {mapper} (from the size)")
         return
     for match in matches:
         cartridge = match.cartridge

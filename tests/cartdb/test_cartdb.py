@@ -98,7 +98,6 @@ def test_checksums_match_the_list_spelling(data):
         (8192, "o2_rom"),
         (12288, "o2_rom"),
         (16384, "o2_rally"),
-        (1000, "o2_rom"),
     ],
 )
 def test_mapper_from_size_follows_mame(size, mapper):
@@ -108,6 +107,26 @@ def test_mapper_from_size_follows_mame(size, mapper):
 def test_mapper_from_size_rejects_empty():
     with pytest.raises(HilbridgeError):
         cartdb.mapper_from_size(0)
+
+
+@pytest.mark.parametrize("size", [3, 1000, 2049, 1 << 20])
+def test_a_size_no_cartridge_has_is_not_a_cartridge_image(size):
+    with pytest.raises(HilbridgeError, match="not a cartridge image") as refused:
+        cartdb.mapper_from_size(size)
+    assert "2048, 3072, 4096, 6144, 8192, 12288, 16384" in refused.value.hint
+
+
+@pytest.mark.parametrize("size", [3, 1 << 20])
+def test_carts_identify_refuses_junk_with_the_valid_sizes(tmp_path, size):
+    from click.testing import CliRunner
+
+    from hilbridge.cli.main import cli
+
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(size))
+    result = CliRunner().invoke(cli, ["carts", "identify", str(junk)])
+    assert result.exit_code == 2 and "not a cartridge image" in result.output
+    assert "o2_rom" not in result.output and "2048, 3072" in result.output
 
 
 def test_real_list_shape():
