@@ -50,22 +50,62 @@ def _range(text: str | None) -> tuple[int | None, int | None] | None:
     return start, end
 
 
+def _cartridge_span(result: AssemblyResult) -> tuple[int, int] | None:
+    """0400h up to the smallest cartridge size that holds the program, for a source that starts at
+    or above 0400h (the cartridge's program space); None for others (a BIOS, data, an empty program)."""
+    from hilbridge.cartdb import cartridge_sizes
+
+    if not result.image or result.origin < CARTRIDGE_START:
+        return None
+    needed = result.origin + len(result.image) - CARTRIDGE_START
+    size = next((size for size in cartridge_sizes() if size >= needed), None)
+    return None if size is None else (CARTRIDGE_START, CARTRIDGE_START + size - 1)
+
+
+def _outside(result: AssemblyResult, start: int, end: int) -> list[tuple[int, int]]:
+    """The runs of assembled (not fill) addresses outside START..END."""
+    runs: list[tuple[int, int]] = []
+    for offset, flag in enumerate(result.written):
+        address = result.origin + offset
+        if not flag or start <= address <= end:
+            continue
+        if runs and runs[-1][1] == address - 1:
+            runs[-1] = (runs[-1][0], address)
+        else:
+            runs.append((address, address))
+    return runs
+
+
 def _image(
     result: AssemblyResult, span: tuple[int | None, int | None] | None, fill: int
 ) -> tuple[bytes, int]:
-    """The bytes to write and their first address: the assembled range, or START..END as p2bin -r."""
+    """The bytes to write and their first address: the assembled range, or START..END as p2bin -r.
+
+    Assembled bytes outside START..END are an error rather than silently left out of the image.
+    """
     if span is None:
         return result.image, result.origin
     start = result.origin if span[0] is None else span[0]
     end = result.origin + len(result.image) - 1 if span[1] is None else span[1]
     if end < start:
         raise HilbridgeError(f"--range ends at {end:#x}, before it starts at {start:#x}")
+    dropped = _outside(result, start, end)
+    if dropped:
+        where = ", ".join(f"{low:04X}h-{high:04X}h" for low, high in dropped[:4])
+        count = sum(high - low + 1 for low, high in dropped)
+        raise HilbridgeError(
+            f"--range {start:04X}h-{end:04X}h would leave out {count} assembled bytes at {where}",
+            hint="widen --range, or move the code into it",
+        )
     out = bytearray([fill]) * (end - start + 1)
     for offset, byte in enumerate(result.image):
         address = result.origin + offset
         if start <= address <= end:
             out[address - start] = byte
     return bytes(out), start
+
+
+CARTRIDGE_START = 0x400
 
 
 def _write(path: str, data: bytes, what: str) -> None:
@@ -123,6 +163,12 @@ def _intel_hex(data: bytes, origin: int) -> bytes:
     metavar="START-END",
     help="Write exactly START-END (like asl's p2bin -r), e.g. 0x400-0xbff.",
 )
+@click.option(
+    "--plain",
+    is_flag=True,
+    help="Write only the lowest to the highest byte assembled (default for a source at 0400h and above: "
+    "a cartridge-sized image from 0400h).",
+)
 @click.option("-U", "--case-sensitive", is_flag=True, help="Symbols are case-sensitive (asl -U).")
 @click.option(
     "--no-auto-bank",
@@ -140,10 +186,17 @@ def asm(
     defines: tuple[str, ...],
     fill_text: str,
     range_text: str | None,
+    plain: bool,
     case_sensitive: bool,
     no_auto_bank: bool,
 ) -> None:
-    """Assemble the asl-dialect 8048 program SOURCE into a ROM image."""
+    """Assemble the asl-dialect 8048 program SOURCE into a ROM image.
+
+    A source whose code starts at 0400h or above is written as a cartridge image: from 0400h, the
+    smallest cartridge size that holds it, gaps filled. --plain writes the assembled bytes only.
+    """
+    if plain and range_text:
+        raise HilbridgeError("--plain and --range choose the image two ways; give one of them")
     fill = parse_number(fill_text, "--fill")
     if not 0 <= fill <= 0xFF:
         raise HilbridgeError(f"--fill {fill_text!r} must be a byte (0..255)")
@@ -158,8 +211,16 @@ def asm(
     )
     for warning in result.warnings:
         click.echo(warning, err=True)
-    image, origin = _image(result, span, fill)
+    cartridge = None if plain or span is not None else _cartridge_span(result)
+    image, origin = _image(result, cartridge or span, fill)
     _write(output, _intel_hex(image, origin) if intel_hex else image, "image")
+    if cartridge is not None:
+        low, high = cartridge
+        click.echo(
+            f"wrote {output}: {len(image)} bytes, the cartridge image {low:04X}h-{high:04X}h "
+            f"({len(result.image)} bytes assembled from {result.origin:04X}h; --plain writes only those)",
+            err=True,
+        )
     if listing:
         _write(listing, result.listing.encode("utf-8"), "listing")
     if symbols:

@@ -98,6 +98,7 @@ class AssemblyResult:
     warnings: list[str]
     passes: int = 0
     shared: list[tuple[str, int]] = field(default_factory=list)
+    written: bytes = b""  # per byte of `image`: 1 where the program stored it, 0 for a fill gap
 
     def symbol_file(self) -> str:
         """One ``NAME VALUE`` line per symbol, sorted by name (values in hex)."""
@@ -176,12 +177,13 @@ class Assembler:
             end = state.highest + 1
             image = bytearray(state.memory[origin:end])
             written = state.written
+            written_flags = bytes(written[origin:end])
             fill = self.fill & 0xFF
             for address in range(origin, end):
                 if not written[address]:
                     image[address - origin] = fill
         else:
-            origin, image = 0, bytearray()
+            origin, image, written_flags = 0, bytearray(), b""
         symbols = {}
         for key, value in state.symbols.items():
             if "\x01" in key or "\x03" in key or not isinstance(value, int):
@@ -199,6 +201,7 @@ class Assembler:
             warnings,
             state.number,
             state.shared,
+            written_flags,
         )
 
     # -- line processing -------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def invoke(*arguments: str):
 def test_binary_with_include_dir_and_define(tmp_path):
     source = make(tmp_path)
     out = tmp_path / "prog.bin"
-    result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "-D", "DEBUG=1")
+    result = invoke(str(source), "-o", str(out), "--plain", "-I", str(tmp_path / "inc"), "-D", "DEBUG=1")
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == bytes([0x23, 0x05, 0x84, 0x02, 0xEE])
 
@@ -43,7 +43,10 @@ def test_binary_with_include_dir_and_define(tmp_path):
 def test_define_without_value_is_one(tmp_path):
     source = make(tmp_path)
     out = tmp_path / "prog.bin"
-    assert invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "-D", "debug").exit_code == 0
+    assert (
+        invoke(str(source), "-o", str(out), "--plain", "-I", str(tmp_path / "inc"), "-D", "debug").exit_code
+        == 0
+    )
     assert out.read_bytes()[-1] == 0xEE
 
 
@@ -60,7 +63,7 @@ def test_range_and_fill_like_p2bin(tmp_path):
 def test_intel_hex(tmp_path):
     source = make(tmp_path)
     out = tmp_path / "prog.hex"
-    assert invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--hex").exit_code == 0
+    assert invoke(str(source), "-o", str(out), "--plain", "-I", str(tmp_path / "inc"), "--hex").exit_code == 0
     lines = out.read_text().splitlines()
     assert lines[0] == ":040402002305840248"
     assert lines[-1] == ":00000001FF"
@@ -85,7 +88,7 @@ def test_listing_and_symbols(tmp_path):
 def test_warnings_go_to_stderr_and_do_not_fail(tmp_path):
     source = tmp_path / "bank.a48"
     source.write_text("\torg 400h\n\tcall 900h\n")
-    result = invoke(str(source), "-o", str(tmp_path / "b.bin"))
+    result = invoke(str(source), "-o", str(tmp_path / "b.bin"), "--plain")
     assert result.exit_code == 0
     assert "bank.a48:2:1: warning:" in result.stderr
     assert (tmp_path / "b.bin").read_bytes() == bytes([0xF5, 0x34, 0x00])
@@ -111,3 +114,34 @@ def test_range_with_open_start_like_p2bin(tmp_path):
     result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--range", "$-$407")
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == bytes([0x23, 0x05, 0x84, 0x02, 0xFF, 0xFF])
+
+
+def test_a_range_that_would_drop_assembled_bytes_is_an_error(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"), "--range", "400h-403h")
+    assert result.exit_code == 2
+    assert "error:" in result.output and "0404h-0405h" in result.output and "--range" in result.output
+    assert not out.exists()
+
+
+def test_a_cartridge_source_gets_a_cartridge_sized_image_from_0400h_by_default(tmp_path):
+    source = make(tmp_path)
+    out = tmp_path / "prog.bin"
+    result = invoke(str(source), "-o", str(out), "-I", str(tmp_path / "inc"))
+    assert result.exit_code == 0, result.output
+    image = out.read_bytes()
+    assert len(image) == 2048 and image[:6] == bytes([0xFF, 0xFF, 0x23, 0x05, 0x84, 0x02])
+    assert set(image[6:]) == {0xFF}
+    assert "2048 bytes" in result.stderr and "0400h-0BFFh" in result.stderr and "--plain" in result.stderr
+    from hilbridge.machine.cartridge import read_cartridge
+
+    assert read_cartridge(out).mapper == "o2_rom"
+
+
+def test_a_source_below_0400h_keeps_the_plain_image(tmp_path):
+    source = tmp_path / "bios.a48"
+    source.write_text("\torg 0\n\tjmp 0\n")
+    out = tmp_path / "bios.bin"
+    assert invoke(str(source), "-o", str(out)).exit_code == 0
+    assert out.read_bytes() == bytes([0x04, 0x00])

@@ -30,6 +30,6 @@ def test_dialect_program_matches_asl():
 
 def test_dialect_program_through_the_cli(tmp_path):
     out = tmp_path / "dialect.bin"
-    result = CliRunner().invoke(cli, ["asm", str(DATA / "asm_dialect.a48"), "-o", str(out)])
+    result = CliRunner().invoke(cli, ["asm", str(DATA / "asm_dialect.a48"), "-o", str(out), "--plain"])
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == (DATA / "asm_dialect.bin").read_bytes()
