@@ -1,20 +1,77 @@
-"""File helpers shared by every capability that writes user files."""
+"""File helpers shared by every capability that writes user files.
+
+The one rule for outputs (docs/usage.md), checked by `check_outputs` before any work starts:
+an output is never one of the command's inputs, two outputs never name the same file, its folder
+must exist, and an existing output is replaced only with `--force`. Outputs are written by
+`write_atomic`: a crash leaves the old file or the new one, never half of one; a symlink is followed
+(the file it points to is replaced, the link stays), and temporaries a killed save left are removed.
+"""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from hilbridge.errors import HilbridgeError, SourceLocation
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+PathLike = str | os.PathLike[str]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_outputs(
+    outputs: Mapping[str, PathLike | None], *, inputs: Iterable[PathLike | None] = (), force: bool = False
+) -> None:
+    """Refuse outputs that would overwrite an input, each other, or (without `force`) an existing file.
+
+    `outputs` maps the option that names a file (e.g. "-o", "--png") to its path (None: not asked for).
+    Everything is checked before the command does its work, so no finished work is thrown away.
+    """
+    given = [Path(path) for path in inputs if path is not None]
+    seen: dict[str, str] = {}
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value)
+        where = SourceLocation(str(path))
+        resolved = os.path.realpath(path)
+        if resolved in seen:
+            raise HilbridgeError(f"{seen[resolved]} and {option} name the same file", where)
+        seen[resolved] = option
+        for source in given:
+            if resolved == os.path.realpath(source) or _same_file(path, source):
+                raise HilbridgeError(
+                    f"{option} would overwrite the input {source}", where, hint="choose another output file"
+                )
+        if path.is_dir():
+            raise HilbridgeError(f"{option} names a folder, not a file", where)
+        folder = Path(resolved).parent
+        if not folder.is_dir():
+            raise HilbridgeError(f"{option}: no such folder: {path.parent}", where)
+        if not os.access(folder, os.W_OK):
+            raise HilbridgeError(f"{option}: the folder {path.parent} is not writable", where)
+        if path.exists() and not force:
+            raise HilbridgeError(f"{path} exists; use --force to replace it", where)
+
+
+def write_atomic(path: PathLike, data: bytes) -> None:
     """Write `data` to `path` so that a crash leaves either the old file or the new one, never half.
 
     The bytes go to a temporary file in the same directory, are flushed to disk, and the temporary
-    file is renamed over the target (rename is atomic on POSIX within one file system).
+    file is renamed over the target (rename is atomic on POSIX within one file system). A symlink is
+    followed: the file it points to is replaced and the link stays.
     """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    target = Path(os.path.realpath(path))
+    directory = target.parent
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         # mkstemp creates the file 0600; give it the mode an ordinary open() would (or keep the old one).
@@ -27,6 +84,15 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _remove_stale_temporaries(target)
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Remove `.NAME.XXXXXXXX.tmp` files an interrupted `write_atomic` of `target` left behind."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.[A-Za-z0-9_]{{8}}\.tmp")
+    for candidate in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        if pattern.fullmatch(candidate.name):
+            candidate.unlink(missing_ok=True)
 
 
 def _mode_for(target: Path) -> int:

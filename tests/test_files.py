@@ -38,3 +38,69 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
         write_atomic(target, b"bad")
     assert target.read_bytes() == b"good"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["save.json"]
+
+
+# -- the one overwrite rule for every output (check_outputs) --------------------------------------
+
+
+def test_an_existing_output_is_refused_unless_forced(tmp_path):
+    from hilbridge.errors import HilbridgeError
+    from hilbridge.files import check_outputs
+
+    out = tmp_path / "out.bin"
+    check_outputs({"-o": out})
+    out.write_bytes(b"finished work")
+    with pytest.raises(HilbridgeError, match="exists; use --force to replace it"):
+        check_outputs({"-o": out})
+    check_outputs({"-o": out}, force=True)
+
+
+def test_an_output_that_is_an_input_is_refused_even_with_force(tmp_path):
+    from hilbridge.errors import HilbridgeError
+    from hilbridge.files import check_outputs
+
+    source = tmp_path / "x.asm"
+    source.write_text("nop\n")
+    with pytest.raises(HilbridgeError, match="input"):
+        check_outputs({"-o": tmp_path / "." / "x.asm"}, inputs=[source], force=True)
+    link = tmp_path / "link.asm"
+    link.symlink_to(source)
+    with pytest.raises(HilbridgeError, match="input"):
+        check_outputs({"-o": link}, inputs=[source], force=True)
+
+
+def test_two_outputs_naming_one_file_are_refused(tmp_path):
+    from hilbridge.errors import HilbridgeError
+    from hilbridge.files import check_outputs
+
+    with pytest.raises(HilbridgeError, match="--png and --gif"):
+        check_outputs({"--png": tmp_path / "a.png", "--gif": tmp_path / "a.png"})
+
+
+def test_a_missing_output_folder_is_refused_before_any_work(tmp_path):
+    from hilbridge.errors import HilbridgeError
+    from hilbridge.files import check_outputs
+
+    with pytest.raises(HilbridgeError, match="no such folder"):
+        check_outputs({"-o": tmp_path / "nodir" / "x.bin"})
+    with pytest.raises(HilbridgeError, match="folder"):
+        check_outputs({"-o": tmp_path})
+
+
+def test_writing_through_a_symlink_replaces_the_file_it_points_to_and_keeps_the_link(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_bytes(b"old")
+    link = tmp_path / "save.json"
+    link.symlink_to(real)
+    write_atomic(link, b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"
+
+
+def test_a_temporary_left_by_a_killed_save_is_removed_by_the_next_save(tmp_path):
+    target = tmp_path / "save.json"
+    stale = tmp_path / ".save.json.k3j_9xq2.tmp"
+    stale.write_bytes(b"half")
+    other = tmp_path / ".other.json.abcdefgh.tmp"
+    other.write_bytes(b"not ours")
+    write_atomic(target, b"whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "save.json"]

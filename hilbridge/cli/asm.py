@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from hilbridge.cli import force_option
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.files import write_atomic
+from hilbridge.files import check_outputs, write_atomic
 from hilbridge.toolchain.assembler import AssemblyResult, assemble
 
 
@@ -175,6 +176,7 @@ def _intel_hex(data: bytes, origin: int) -> bytes:
     is_flag=True,
     help="Report JMP/CALL into the other 2K bank instead of inserting SEL MBx.",
 )
+@force_option
 def asm(
     source: str,
     output: str,
@@ -189,6 +191,7 @@ def asm(
     plain: bool,
     case_sensitive: bool,
     no_auto_bank: bool,
+    force: bool,
 ) -> None:
     """Assemble the asl-dialect 8048 program SOURCE into a ROM image.
 
@@ -201,6 +204,8 @@ def asm(
     if not 0 <= fill <= 0xFF:
         raise HilbridgeError(f"--fill {fill_text!r} must be a byte (0..255)")
     span = _range(range_text)
+    outputs = {"-o": output, "--listing": listing, "--symbols": symbols, "--share-file": share_file}
+    check_outputs(outputs, inputs=[source], force=force)
     result = assemble(
         source,
         include_dirs=include_dirs,

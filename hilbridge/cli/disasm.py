@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from hilbridge.cli import force_option
 from hilbridge.cli.asm import parse_number
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.files import write_atomic
+from hilbridge.files import check_outputs, write_atomic
 from hilbridge.toolchain.disasm import CARTRIDGE_ORIGIN, cartridge_bank, disassemble
 
 
@@ -21,6 +22,7 @@ from hilbridge.toolchain.disasm import CARTRIDGE_ORIGIN, cartridge_bank, disasse
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the source to this file (else stdout)."
 )
+@force_option
 def disasm(
     rom: str,
     origin_text: str | None,
@@ -28,8 +30,10 @@ def disasm(
     labels: bool,
     bios_symbols: bool,
     output: str | None,
+    force: bool,
 ) -> None:
     """Disassemble the 8048 image ROM into asl source that assembles back to the same bytes."""
+    check_outputs({"-o": output}, inputs=[rom], force=force)
     if origin_text is not None:
         origin = parse_number(origin_text, "--org")
     else:

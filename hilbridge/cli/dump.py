@@ -7,9 +7,11 @@ import json
 import click
 from tqdm import tqdm
 
+from hilbridge.cli import force_option
 from hilbridge.dumper.detect import DETECTABLE
 from hilbridge.dumper.dump import DumpResult, dump_cartridge
 from hilbridge.errors import HilbridgeError
+from hilbridge.files import check_outputs
 from hilbridge.link.discovery import DEFAULT_DEVICE, open_adapter
 
 DEVICE_HELP = "Adapter: sim, usb[:SERIAL], a serial port or a pyserial URL (see `hilbridge devices`)."
@@ -30,13 +32,22 @@ UNSTABLE_SHOWN = 16
 )
 @click.option("--keep-unverified", is_flag=True, help="Write the file even if some addresses read unstably.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@force_option
 def dump(
-    device: str, output: str | None, mapper: str, passes: int, keep_unverified: bool, as_json: bool
+    device: str,
+    output: str | None,
+    mapper: str,
+    passes: int,
+    keep_unverified: bool,
+    as_json: bool,
+    force: bool,
 ) -> None:
     """Dump the cartridge: detect its type, read it PASSES times, verify, identify, write atomically.
 
-    An interrupted dump resumes when the same command is run again.
+    An interrupted dump resumes when the same command is run again. Without -o the file is named
+    after the cartridge; if that name is taken by other bytes (and no --force), a free NAME-2.bin is used.
     """
+    check_outputs({"-o": output}, force=force)
     with (
         open_adapter(device) as adapter,
         tqdm(
@@ -61,6 +72,7 @@ def dump(
             mapper=None if mapper == "auto" else mapper,
             passes=passes,
             keep_unverified=keep_unverified,
+            replace=force,
             progress=progress,
             notice=lambda text: click.echo(f"note: {text}", err=True),
         )

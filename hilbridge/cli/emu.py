@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from hilbridge.cli import force_option
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.files import write_atomic
+from hilbridge.files import check_outputs, write_atomic
 from hilbridge.machine.bios import read_bios
 from hilbridge.machine.bus import READ, BusAccess
 from hilbridge.machine.cartridge import MAPPER_TYPES, read_cartridge
@@ -16,7 +17,7 @@ from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import parse_input_script
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
-from hilbridge.media.capture import Capture, check_output_paths, save_capture
+from hilbridge.media.capture import Capture, save_capture
 
 FILE = click.Path(dir_okay=False)
 
@@ -47,6 +48,7 @@ def _read_text(path: str) -> str:
 @click.option("--gif", "gif_path", type=FILE, help="Save every frame as an animated GIF.")
 @click.option("--wav", "wav_path", type=FILE, help="Save the sound as WAV (44.1 kHz mono).")
 @click.option("--scale", type=click.IntRange(1, 8), default=1, show_default=True, help="PNG/GIF pixel size.")
+@force_option
 def run(
     cart: str,
     frames: int,
@@ -60,9 +62,11 @@ def run(
     gif_path: str | None,
     wav_path: str | None,
     scale: int,
+    force: bool,
 ) -> None:
     """Run CART for --frames frames and report where it stopped."""
-    check_output_paths(png_path, gif_path, wav_path)
+    outputs = {"--trace": trace_path, "--png": png_path, "--gif": gif_path, "--wav": wav_path}
+    check_outputs(outputs, inputs=[cart, bios_path, input_path], force=force)
     cartridge = read_cartridge(cart, mapper)
     bios = read_bios(bios_path) if bios_path else None
     events = parse_input_script(_read_text(input_path), input_path) if input_path else []

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.files import check_outputs
 from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
 from hilbridge.game.registry import RULESET_MODULES
 
@@ -115,8 +116,7 @@ def new(
     force: bool,
 ) -> None:
     """Start a game of NAME and write it to SAVE."""
-    if save.exists() and not force:
-        raise HilbridgeError(f"{save} exists; use --force to replace it")
+    check_outputs({"SAVE": save}, inputs=[board], force=force)
     ruleset = get_ruleset(name)
     names = [player.strip() for player in players.split(",") if player.strip()]
     setup = ruleset.default_setup(names, {k: _parse_value(v) for k, v in _pairs(options, "--option").items()})

@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 import numpy as np
 
+from hilbridge.cli import force_option
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.files import write_atomic
+from hilbridge.files import check_outputs, write_atomic
 from hilbridge.oracle.mame import SLOTS, SYSTEMS, run_mame
 from hilbridge.oracle.trace import first_mismatch, up_to_cycle
 
@@ -47,6 +48,7 @@ def oracle() -> None:
     type=click.Path(file_okay=False),
     help="Directory for frames.npy: the distinct frames as palette indices (the trace's P lines index it).",
 )
+@force_option
 def mame(
     cart: str,
     frames: int,
@@ -56,8 +58,16 @@ def mame(
     reads: bool,
     state: bool,
     pixels: str | None,
+    force: bool,
 ) -> None:
     """Run CART headless on MAME for --frames frames and write its MOVX trace to --out."""
+    frames_file = None
+    if pixels is not None:
+        folder = Path(pixels)
+        if not folder.is_dir() and not folder.parent.is_dir():
+            raise HilbridgeError(f"--pixels: no such folder: {folder.parent}", SourceLocation(pixels))
+        frames_file = folder / "frames.npy" if folder.is_dir() else None  # a new folder holds nothing yet
+    check_outputs({"--out": out, "--pixels": frames_file}, inputs=[cart], force=force)
     image = _read_image(cart)
     run = run_mame(
         image, frames=frames, region=region, slot=slot, reads=reads, state=state, pixels=pixels is not None

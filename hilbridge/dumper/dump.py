@@ -198,6 +198,15 @@ def output_name(matches: list[cartdb.Match], image: bytes) -> str:
     return f"unknown-{zlib.crc32(image):08x}.bin"
 
 
+def _free_name(target: Path, image: bytes, replace: bool) -> Path:
+    """`target`, or `stem-2.bin`, `stem-3.bin`... when it holds other bytes and may not be replaced."""
+    candidate, number = target, 1
+    while not replace and candidate.exists() and candidate.read_bytes() != image:
+        number += 1
+        candidate = target.with_name(f"{target.stem}-{number}{target.suffix}")
+    return candidate
+
+
 def dump_cartridge(
     adapter: Adapter,
     output: str | Path | None = None,
@@ -206,13 +215,15 @@ def dump_cartridge(
     passes: int = 2,
     rereads: int = DEFAULT_REREADS,
     keep_unverified: bool = False,
+    replace: bool = False,
     directory: str | Path = ".",
     progress: Callable[[int, int], None] | None = None,
     notice: Callable[[str], None] | None = None,
 ) -> DumpResult:
     """Dump the cartridge in the adapter's slot; `progress(done_bytes, total_bytes)` is called as it goes.
 
-    Without `output` the file is named after the identified cartridge in `directory`.
+    Without `output` the file is named after the identified cartridge in `directory`; a file of that
+    name holding other bytes is kept (unless `replace`) and the dump goes to the first free NAME-N.
     """
     if passes < 2:
         raise HilbridgeError("a dump needs at least two passes to be verified", hint="use --passes 2 or more")
@@ -272,7 +283,7 @@ def dump_cartridge(
         raise
     image, unstable, recovered = _verify(reader, chunks, state.buffers, rereads)
     matches = cartdb.identify(image)
-    target = Path(output) if output else folder / output_name(matches, image)
+    target = Path(output) if output else _free_name(folder / output_name(matches, image), image, replace)
     verified = not unstable
     written = verified or keep_unverified
     if written:

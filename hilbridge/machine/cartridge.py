@@ -200,7 +200,10 @@ def load_cartridge(image: bytes, mapper: str | None = None, *, name: str = "<ima
             f"{MAX_IMAGE_SIZE} bytes",
             where,
         )
-    chosen = choose_mapper(image, mapper)
+    try:
+        chosen = choose_mapper(image, mapper)
+    except HilbridgeError as error:
+        raise HilbridgeError(error.message, where, error.hint) from None
     mapper_type = MAPPER_TYPES.get(chosen)
     if mapper_type is None:
         raise HilbridgeError(

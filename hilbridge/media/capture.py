@@ -62,18 +62,6 @@ def run_capture(
     return capture
 
 
-def check_output_paths(*paths: str | os.PathLike[str] | None) -> None:
-    """Fail before a long run when an output file cannot be written (missing folder, a folder)."""
-    for path in paths:
-        if path is None:
-            continue
-        target = os.fspath(path)
-        folder = os.path.dirname(target) or "."
-        if os.path.isdir(target) or not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            reason = "cannot write this file (no such folder, or not writable)"
-            raise HilbridgeError(reason, SourceLocation(target))
-
-
 def save_capture(
     capture: Capture,
     *,

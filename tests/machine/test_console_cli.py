@@ -60,7 +60,7 @@ def test_emu_run_rejects_bad_files_with_exit_status_2(tmp_path):
     runner = CliRunner()
     for arguments, message in [
         ([str(empty)], "empty"),
-        ([str(odd)], "must be"),
+        ([str(odd)], "odd.bin: error: not a cartridge image"),
         ([str(tmp_path / "missing.bin")], "cannot read"),
         ([str(good), "--bios", str(bios)], "1024 bytes"),
     ]:
