@@ -8,7 +8,7 @@ import click
 
 from hilbridge.sim import build_device
 from hilbridge.sim.faults import FaultPlan
-from hilbridge.sim.serve import serve_pty, serve_socket
+from hilbridge.sim.serve import IDLE_TIMEOUT, serve_pty, serve_socket
 
 
 @click.group()
@@ -29,6 +29,13 @@ def sim() -> None:
 @click.option("--size", type=int, help="Size of the demo image in bytes.")
 @click.option("--faults", default="", help="Faults, e.g. drop=0.01,corrupt=0.01,dup=0.01,seed=1.")
 @click.option("--serial", default="SIM-0001", show_default=True, help="Serial number reported by HELLO.")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=0),
+    default=IDLE_TIMEOUT,
+    show_default=True,
+    help="Drop a socket client that sends nothing for this many seconds (0: never).",
+)
 def serve(
     port: int | None,
     rfc2217: bool,
@@ -38,8 +45,12 @@ def serve(
     size: int | None,
     faults: str,
     serial: str,
+    idle_timeout: float,
 ) -> None:
-    """Serve the simulated adapter until interrupted; prints the device name to pass to -d."""
+    """Serve the simulated adapter until interrupted; prints the device name to pass to -d.
+
+    One socket client at a time (others get BUSY); anyone on this machine can connect: no authentication.
+    """
     if (port is None) == (not use_pty):
         raise click.UsageError("give exactly one of --port N and --pty")
     if rfc2217 and port is None:
@@ -55,4 +66,12 @@ def serve(
         if use_pty:
             serve_pty(device, plan, announce=announce)
         else:
-            serve_socket(device, port or 0, plan, announce=announce, rfc2217=rfc2217)
+            serve_socket(
+                device,
+                port or 0,
+                plan,
+                announce=announce,
+                rfc2217=rfc2217,
+                idle_timeout=idle_timeout or None,
+                report=lambda text: click.echo(f"note: {text}", err=True),
+            )

@@ -144,6 +144,16 @@ class SimulatedAdapter:
         payload = ERROR.response_layout.pack({"code": ERROR_CODES[code], "detail": detail[:200]})
         return encode_frame(ERROR.reply_type, seq, payload)
 
+    def end_session(self) -> None:
+        """The host has gone: stop what it left running (emulation, a capture, an upload) for the next."""
+        self.emulated = None
+        self.capture = None
+        self.upload_buffer = None
+        self.upload_mapper = ""
+        self._requests.clear()
+        self._replies.clear()
+        self._decoder = FrameDecoder()
+
     def _slot(self) -> Cartridge:
         if self.cartridge is None:
             raise RequestRefused("NO_CARTRIDGE", "the slot is empty")

@@ -56,6 +56,13 @@ class FaultPlan:
             if number < 0 or (key in ("drop", "corrupt", "dup", "stall") and number > 0.5):
                 raise HilbridgeError(f"fault {key}={value} is out of range")
             setattr(plan, key, number)
+        total = plan.drop + plan.corrupt + plan.dup
+        if total >= 1:
+            raise HilbridgeError(
+                f"faults drop + corrupt + dup add up to {total:g}; they are probabilities per byte of one "
+                "outcome each, so they must add up to less than 1",
+                hint="for example drop=0.01,corrupt=0.01,dup=0.01",
+            )
         return plan
 
     @property
