@@ -102,6 +102,11 @@ def _print_report(result: DumpResult) -> None:
     for match in result.matches:
         quality = "" if match.exact else " (CRC32 only: SHA-1 differs, bad dump?)"
         click.echo(f"identified: {match.cartridge.name}: {match.cartridge.description}{quality}")
+    link = report["link"]
+    if link["retransmits"] or link["bad_frames"]:
+        click.echo(
+            f"link: {link['retransmits']} request(s) sent again, {link['bad_frames']} damaged frame(s)"
+        )
     if result.recovered:
         click.echo(f"recovered: {len(result.recovered)} byte(s) differed once and then read consistently")
     if result.unstable:

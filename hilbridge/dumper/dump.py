@@ -58,6 +58,7 @@ class DumpResult:
     matches: list[cartdb.Match] = field(default_factory=list)
     reads: int = 0
     seconds: float = 0.0
+    link: dict[str, int] = field(default_factory=dict)  # retransmits, damaged frames, timeouts of the link
 
     @property
     def crc32(self) -> str:
@@ -82,6 +83,7 @@ class DumpResult:
             "resumed": self.resumed,
             "unstable": {f"0x{offset:04x}": values for offset, values in sorted(self.unstable.items())},
             "recovered": [f"0x{offset:04x}" for offset in self.recovered],
+            "link": self.link,
             "seconds": round(self.seconds, 3),
         }
 
@@ -301,7 +303,19 @@ def dump_cartridge(
         matches=matches,
         reads=reader.reads,
         seconds=time.monotonic() - started,
+        link=_link_report(adapter),
     )
+
+
+def _link_report(adapter: Adapter) -> dict[str, int]:
+    """How hard the link had to work: requests sent again, damaged frames dropped, replies waited out."""
+    stats = adapter.link.stats
+    return {
+        "requests": stats.requests,
+        "retransmits": stats.retransmits,
+        "bad_frames": stats.bad_frames,
+        "timeouts": stats.timeouts,
+    }
 
 
 def _check_resumed(reader: _Reader, chunks: list[Chunk], state: _Progress) -> int | None:

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from hilbridge.link.adapter import Adapter
+from hilbridge.link.errors import DeviceNotFound, LinkTimeout
 from hilbridge.link.transport import InProcessTransport, SerialTransport, Transport
 from hilbridge.link.usb import ADAPTER_PID, ADAPTER_VID, UsbTransport, describe, find_adapters
 
 DEFAULT_DEVICE = "sim"
+NETWORK_SCHEMES = ("socket", "rfc2217")
+URL_FORM = (
+    "a device URL looks like socket://HOST:PORT or rfc2217://HOST:PORT, e.g. socket://127.0.0.1:5000 "
+    "(what `hilbridge sim serve --port 5000` prints)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +34,29 @@ class DeviceEntry:
     description: str
 
 
+def check_network_url(url: str) -> None:
+    """A socket:// or rfc2217:// URL needs a host and a port 1-65535; DeviceNotFound says what is wrong."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port_text = parts.netloc.rpartition(":")[2]
+        raise DeviceNotFound(f"{url}: port {port_text} is not a TCP port (1-65535)", hint=URL_FORM) from None
+    if not parts.hostname:
+        raise DeviceNotFound(f"{url}: no host", hint=URL_FORM)
+    if port is None:
+        raise DeviceNotFound(f"{url}: no port", hint=URL_FORM)
+    if port == 0:
+        raise DeviceNotFound(f"{url}: port 0 is not a TCP port (1-65535)", hint=URL_FORM)
+
+
 def open_transport(device: str | None) -> Transport:
     """The transport a device name stands for (see the module table)."""
     name = device or DEFAULT_DEVICE
     if name == "sim" or name.startswith("sim?"):
         from hilbridge.sim import build_endpoint
 
-        return InProcessTransport(build_endpoint(name.partition("?")[2]), name="sim")
+        return InProcessTransport(build_endpoint(name.partition("?")[2]), name=name)
     if name == "usb-sim":
         from hilbridge.sim import build_endpoint
         from hilbridge.sim.usb_backend import SimulatedUsbBackend
@@ -41,6 +64,8 @@ def open_transport(device: str | None) -> Transport:
         return UsbTransport(backend=SimulatedUsbBackend(build_endpoint()))
     if name == "usb" or name.startswith("usb:"):
         return UsbTransport(name.partition(":")[2] or None)
+    if name.partition("://")[0] in NETWORK_SCHEMES:
+        check_network_url(name)
     return SerialTransport(name)
 
 
@@ -49,9 +74,27 @@ def open_adapter(device: str | None, **link_options: Any) -> Adapter:
     transport = open_transport(device)
     try:
         return Adapter(transport, **link_options)
+    except LinkTimeout as error:
+        transport.close()
+        faults = _simulated_faults(device or DEFAULT_DEVICE)
+        if faults is None:
+            raise
+        raise LinkTimeout(
+            f"{error.message} under the simulated faults {faults}",
+            hint="these fault rates lose too many frames for the handshake; lower drop, corrupt, dup, stall",
+        ) from None
     except BaseException:
         transport.close()
         raise
+
+
+def _simulated_faults(device: str) -> str | None:
+    """The `faults=` setting of a `sim?...` device name, if it has one."""
+    if not device.startswith("sim?"):
+        return None
+    from hilbridge.sim import parse_options
+
+    return parse_options(device.partition("?")[2]).get("faults") or None
 
 
 def list_devices() -> list[DeviceEntry]:

@@ -276,3 +276,34 @@ def test_cli_loads_a_12k_videopac_plus_image(tmp_path):
     loaded = CliRunner().invoke(cli, ["load", str(rom), "-d", "sim", "--type", "o2_rally"])
     assert loaded.exit_code == 0, loaded.output
     assert "o2_rally, 12288 bytes" in loaded.output
+
+
+def test_dump_json_reports_retries_and_damaged_frames(tmp_path):
+    out = tmp_path / "n.bin"
+    result = CliRunner().invoke(
+        cli, ["dump", "-d", _sim("o2_rom", 4096, f"{NOISY},seed=2"), "-o", str(out), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    link = json.loads(result.output)["link"]
+    assert link["retransmits"] > 0 and link["bad_frames"] > 0 and "timeouts" in link
+
+
+def test_no_hello_under_heavy_simulated_faults_names_the_fault_settings(tmp_path):
+    faults = "drop=0.3,corrupt=0.3,dup=0.3"
+    result = CliRunner().invoke(cli, ["dump", "-d", f"sim?faults={faults}", "-o", str(tmp_path / "x.bin")])
+    assert result.exit_code == 2 and "no adapter answered HELLO" in result.output
+    assert faults in result.output and "cable" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("socket://127.0.0.1:99999", "port 99999"),
+        ("socket://localhost", "no port"),
+        ("rfc2217://:5000", "no host"),
+    ],
+)
+def test_a_bad_device_url_says_what_a_device_url_looks_like(url, problem):
+    result = CliRunner().invoke(cli, ["dump", "-d", url])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert problem in result.output and "socket://HOST:PORT" in result.output
