@@ -10,11 +10,14 @@ must exist, and an existing output is replaced only with `--force`. Outputs are 
 from __future__ import annotations
 
 import glob
+import itertools
+import json
 import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from hilbridge.errors import HilbridgeError, SourceLocation
 
@@ -61,6 +64,55 @@ def check_outputs(
             raise HilbridgeError(f"{option}: the folder {path.parent} is not writable", where)
         if path.exists() and not force:
             raise HilbridgeError(f"{path} exists; use --force to replace it", where)
+
+
+MAX_JSON_BYTES = 64 * 1024 * 1024  # a save or board file larger than this is not one of ours
+MAX_JSON_DEPTH = 200  # nesting deeper than any save or board we write
+
+
+def read_json(path: PathLike, what: str, error: type[HilbridgeError] = HilbridgeError) -> Any:
+    """Parse the JSON file `path` (a `what`: "save file", "board file"); any bad content is `error`.
+
+    Binary junk, truncation, 5,000 nested brackets or a 5,000-digit number give one clean message
+    with the file (and line:column where JSON has one), never a traceback; size and depth are bounded.
+    """
+    source = str(path)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_JSON_BYTES:
+            raise error(
+                f"{what} is {size} bytes, more than {MAX_JSON_BYTES} (not a {what})", SourceLocation(source)
+            )
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as problem:
+        raise error(f"cannot read {what}: {problem.strerror or problem}", SourceLocation(source)) from None
+    except UnicodeDecodeError as problem:
+        raise error(
+            f"{what} is not UTF-8 text (byte {problem.start}); a binary file?", SourceLocation(source)
+        ) from None
+    depth = _nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise error(f"{what} nests {depth} levels deep, more than {MAX_JSON_DEPTH}", SourceLocation(source))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as problem:
+        raise error(
+            f"{what} is not valid JSON (truncated?): {problem.msg}",
+            SourceLocation(source, problem.lineno, problem.colno),
+        ) from None
+    except (ValueError, RecursionError) as problem:  # e.g. an integer of more than 4300 digits
+        raise error(f"{what} is not valid JSON: {problem}", SourceLocation(source)) from None
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _nesting_depth(text: str) -> int:
+    """Deepest bracket nesting outside strings (a cheap bound checked before the parser recurses)."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    steps = (1 if char in "[{" else -1 for char in brackets)
+    return max(itertools.accumulate(steps), default=0)
 
 
 def write_atomic(path: PathLike, data: bytes) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.files import write_atomic
+from hilbridge.files import read_json, write_atomic
 from hilbridge.game.core import CHANCE, Action, IllegalAction, Ruleset, State, event, event_visible
 
 SAVE_FORMAT = "hilbridge-game-save"
@@ -254,15 +254,5 @@ class Game:
 
     @classmethod
     def load(cls, path: str | Path) -> Game:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise SaveFileError(f"cannot read save file: {error}", SourceLocation(str(path))) from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise SaveFileError(
-                f"save file is not valid JSON (truncated?): {error.msg}",
-                SourceLocation(str(path), error.lineno, error.colno),
-            ) from None
+        data = read_json(path, "save file", SaveFileError)
         return cls.from_json(data, str(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from hilbridge.cli.game import game
@@ -129,3 +130,21 @@ def test_unknown_player_is_a_user_error(tmp_path):
     path = new_game(tmp_path)
     result = CliRunner().invoke(cli, ["game", "show", str(path), "--as", "zed"])
     assert result.exit_code == 2 and "does not play" in result.output
+
+
+@pytest.mark.parametrize(
+    "content",
+    [bytes(range(256)) * 4, b"[" * 5000, b'{"format": ' + b"9" * 5000 + b"}"],
+    ids=["binary", "deep-nesting", "5000-digit-number"],
+)
+def test_hostile_board_and_save_files_are_clean_errors(tmp_path, content):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    runner = CliRunner()
+    new = runner.invoke(
+        cli, ["game", "new", "conquest", str(tmp_path / "g.json"), "--players", "a,b", "--board", str(bad)]
+    )
+    assert new.exit_code == 2 and "Traceback" not in new.output and f"{bad}" in new.output, new.output
+    assert not (tmp_path / "g.json").exists()
+    show = runner.invoke(cli, ["game", "show", str(bad)])
+    assert show.exit_code == 2 and "Traceback" not in show.output and f"{bad}" in show.output, show.output

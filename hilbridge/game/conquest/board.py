@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.files import read_json
 
 BOARD_FORMAT = "hilbridge-conquest-board"
 BOARD_VERSION = 1
@@ -39,15 +40,7 @@ def load_board(path: str | Path | None = None) -> dict[str, Any]:
         source = "hilbridge/game/conquest/board.json"
     else:
         source = str(path)
-        try:
-            board = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as error:
-            raise BoardError(f"cannot read board file: {error}", SourceLocation(source)) from None
-        except json.JSONDecodeError as error:
-            raise BoardError(
-                f"board file is not valid JSON: {error.msg}",
-                SourceLocation(source, error.lineno, error.colno),
-            ) from None
+        board = read_json(path, "board file", BoardError)
     validate_board(board, source)
     return board
 
