@@ -9,12 +9,17 @@ import click
 from hilbridge.cli import force_option
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.files import check_outputs, write_atomic
+from hilbridge.toolchain.asm_expr import MAX_NUMBER_DIGITS
 from hilbridge.toolchain.assembler import AssemblyResult, assemble
 
 
 def parse_number(text: str, option: str) -> int:
     """A number as asl or Python writes it: 0x400, 400h, $400, 1024."""
     cleaned = text.strip()
+    if len(cleaned) > MAX_NUMBER_DIGITS + 2:
+        raise HilbridgeError(
+            f"{option}: a number of {len(cleaned)} digits; at most {MAX_NUMBER_DIGITS} (64-bit values)"
+        )
     try:
         if cleaned.lower().endswith("h"):
             return int(cleaned[:-1], 16)

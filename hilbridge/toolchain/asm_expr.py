@@ -53,6 +53,9 @@ MAX_DEPTH = 150  # nesting of parentheses and unary operators; keeps far from Py
 
 # Binary operators: spelling -> (priority, function on two ints). Lower priority binds tighter.
 _LOGICAL_SHIFT_BITS = 64
+MAX_VALUE_BITS = 64  # asl's integers are 64 bits; a larger value is an error, not an ever-growing number
+MAX_NUMBER_DIGITS = 64  # enough for any 64-bit value in binary
+MAX_STRING_LENGTH = 4096  # characters in a string value (a line holds at most MAX_LINE_LENGTH)
 
 
 def _int_div(left: int, right: int) -> int:
@@ -213,6 +216,8 @@ def parse_number(text: str, relaxed: bool = False) -> int:
         if relaxed and len(upper) > 1 and upper[0] == "0":
             candidates.append((8, upper[1:]))
         candidates.append((10, upper))
+    if len(upper) > MAX_NUMBER_DIGITS + 2:
+        raise ExpressionError(f"number with {len(upper)} digits; at most {MAX_NUMBER_DIGITS} (64-bit values)")
     for base, digits in candidates:
         if digits and all(_DIGIT_VALUES.get(char, 99) < base for char in digits):
             return int(digits, base)
@@ -491,7 +496,22 @@ class _Parser:
         self.index += 1
 
 
+def bounded(value: Value) -> Value:
+    """`value` if it is within asl's limits (64-bit integers, strings of MAX_STRING_LENGTH)."""
+    if isinstance(value, int):
+        if value.bit_length() > MAX_VALUE_BITS:
+            raise ExpressionError(f"value larger than {MAX_VALUE_BITS} bits")
+    elif len(value) > MAX_STRING_LENGTH:
+        raise ExpressionError(f"string of {len(value)} characters; at most {MAX_STRING_LENGTH}")
+    return value
+
+
 def _binary(spelling: str, left: Node, right: Node) -> Node:
+    node = _unbounded_binary(spelling, left, right)
+    return lambda context: bounded(node(context))
+
+
+def _unbounded_binary(spelling: str, left: Node, right: Node) -> Node:
     function = BINARY_OPERATORS[spelling][1]
     if spelling in _COMPARISONS:
 
@@ -515,7 +535,7 @@ def _binary(spelling: str, left: Node, right: Node) -> Node:
 
 
 def _unary(function: Callable[[int], int], operand: Node) -> Node:
-    return lambda context: function(to_int(context, operand(context)))
+    return lambda context: bounded(function(to_int(context, operand(context))))
 
 
 _CACHES: tuple[dict[str, Node], dict[str, Node]] = ({}, {})  # RELAXED OFF, RELAXED ON

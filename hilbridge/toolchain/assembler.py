@@ -56,6 +56,8 @@ from hilbridge.toolchain.asm_state import (
 )
 
 MAX_PASSES = 12
+MAX_LINE_LENGTH = 4096  # characters in one source line (also after macro substitution)
+MAX_INCLUDE_DEPTH = 64  # INCLUDE files within INCLUDE files
 MAX_LINES_PER_PASS = 1_000_000  # source plus expanded lines; stops runaway REPT/WHILE/macros
 PROGRAM_LIMIT = 0x1000  # 4K: the 8048's 12-bit program counter
 
@@ -221,6 +223,9 @@ class Assembler:
                     f"more than {MAX_LINES_PER_PASS} lines in one pass (an endless REPT or macro?)"
                 )
                 raise Fatal
+            if len(line.text) > MAX_LINE_LENGTH:
+                state.hard_error(f"line is {len(line.text)} characters long; at most {MAX_LINE_LENGTH}", 1)
+                continue
             split = split_line(line.text)
             operation = split.keyword
             force_instruction = operation.startswith("!")
@@ -498,6 +503,13 @@ class Assembler:
             part = bytearray()
             for item in inner.split(",") if inner.strip() != "?" else ["0"]:
                 self._data_item(state, item.strip(), column, width, low, high, part)
+            if len(part) * count > ADDRESS_LIMIT:
+                state.hard_error(
+                    f"{count} DUP of {len(part)} bytes makes {len(part) * count} bytes, more than the "
+                    f"{ADDRESS_LIMIT} bytes of the address space",
+                    column,
+                )
+                return
             out.extend(bytes(part) * count)
             return
         literal = unquote(argument)
@@ -643,6 +655,9 @@ class Assembler:
         key = str(path.resolve())
         if key in state.include_stack:
             state.hard_error(f"circular include of '{name}'", column)
+            raise Fatal
+        if len(state.include_stack) >= MAX_INCLUDE_DEPTH:
+            state.hard_error(f"includes nested more than {MAX_INCLUDE_DEPTH} deep", column)
             raise Fatal
         display = str(path)
         block = [
