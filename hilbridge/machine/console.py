@@ -400,13 +400,43 @@ class Console:
         return encode_state(self._state_fields())
 
     def load_state(self, data: bytes) -> None:
-        from hilbridge.machine.state import decode_state
+        """Load a state from `state()`; every field is checked first, and a failed load changes nothing."""
+        from hilbridge.machine.state import check_fields, decode_state
 
         fields = decode_state(data)
-        if fields["cart_sha1"] != self._cart_sha1():
+        if isinstance(fields, dict) and fields.get("cart_sha1") != self._cart_sha1():
             raise HilbridgeError("the save state belongs to a different cartridge")
-        if fields["region"] != self.region.name:
-            raise HilbridgeError(f"the save state is for region {fields['region']}, not {self.region.name}")
+        if isinstance(fields, dict) and fields.get("region") != self.region.name:
+            raise HilbridgeError(
+                f"the save state is for region {fields.get('region')}, not {self.region.name}"
+            )
+        check_fields(fields, self._state_fields())
+        self._check_timing(fields)
+        before = self._state_fields()
+        try:
+            self._apply_state(fields)
+        except Exception as error:  # a value the checks let through that a component refuses
+            self._apply_state(before)
+            raise HilbridgeError(f"the save state could not be loaded: {error}") from None
+
+    def _check_timing(self, fields: dict[str, Any]) -> None:
+        """The CPU cycle, the frame number and the VDC's frame must describe the same moment."""
+        frame, cycle, vdc = fields["frame"], fields["cpu"]["cycle"], fields["vdc"]
+        end = self.vdc.frame_end_cycle(frame)
+        length = end - self.vdc.frame_end_cycle(frame - 1)
+        problems = []
+        if not end - 2 * length <= cycle <= end + length:
+            problems.append(f"the CPU cycle {cycle} is not in frame {frame}")
+        for name in ("frames_completed", "next_vbl_frame"):
+            if abs(vdc[name] - frame) > 1:
+                problems.append(f"vdc.{name} = {vdc[name]} is not next to frame {frame}")
+        pixels = self.vdc.timing.htotal * self.vdc.timing.vtotal
+        if not frame * pixels <= vdc["frame_end"] <= (frame + 2) * pixels:
+            problems.append(f"vdc.frame_end = {vdc['frame_end']} is not at the end of frame {frame}")
+        if problems:
+            raise HilbridgeError(f"the save state is not valid: {problems[0]}")
+
+    def _apply_state(self, fields: dict[str, Any]) -> None:
         self.cpu.load_state(fields["cpu"])
         self.ram[:] = fields["external_ram"]
         self.p1 = fields["p1"]

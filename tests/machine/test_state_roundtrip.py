@@ -119,3 +119,121 @@ def test_state_of_the_per_instruction_counter_format_is_refused_with_a_reason():
     newer = saved[:8] + struct.pack(">H", VERSION + 1) + saved[10:]
     with pytest.raises(HilbridgeError, match="not supported"):
         console.load_state(newer)
+
+
+# -- a state with a correct checksum but wrong content is refused before the machine is touched --------
+
+
+def _demo_console() -> Console:
+    from hilbridge.sim.demo import demo_image
+
+    console = Console(load_cartridge(demo_image()))
+    console.run_frames(3)
+    return console
+
+
+def _with(fields: dict, path: str, value: object) -> dict:
+    import copy
+
+    changed = copy.deepcopy(fields)
+    *parents, last = path.split(".")
+    place = changed
+    for key in parents:
+        place = place[key]
+    if value is _MISSING:
+        del place[last]
+    else:
+        place[last] = value
+    return changed
+
+
+_MISSING = object()
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("cpu.pc", _MISSING),
+        ("vdc.sound", _MISSING),
+        ("cpu.a", "x"),
+        ("external_ram", b"\x00" * 3),
+        ("keys", [0, 0]),
+        ("cpu.pc", 10**15),
+        ("cpu.rb", 7),
+        ("cpu.cycle", 10**15),
+        ("cpu.cycle", -(10**15)),
+        ("frame", 10**15),
+        ("frame", -(10**15)),
+        ("vdc.frame_end", -(10**15)),
+        ("vdc.next_vbl_frame", -(10**15)),
+        ("vdc.lum_bright", 3),
+        ("cart.latch", 300),
+    ],
+)
+def test_a_checksum_correct_state_with_a_bad_field_is_refused_and_changes_nothing(path, value):
+    from hilbridge.machine.state import decode_state, encode_state
+
+    source = _demo_console()
+    fields = decode_state(source.state())
+    target = _demo_console()
+    target.run_frames(2)
+    before = target.state()
+    with pytest.raises(HilbridgeError, match="save state"):
+        target.load_state(encode_state(_with(fields, path, value)))
+    assert target.state() == before
+    target.run_frames(1)  # still runs
+
+
+def test_a_good_state_still_loads_after_validation():
+    source = _demo_console()
+    target = Console(source.cart)
+    target.load_state(source.state())
+    target.run_frames(2)
+    source.run_frames(2)
+    assert target.state() == source.state()
+
+
+def _integer_paths(fields: dict, prefix: str = "") -> list[str]:
+    paths = []
+    for key, value in fields.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            paths += _integer_paths(value, path + ".")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            paths.append(path)
+    return paths
+
+
+def test_any_integer_field_set_to_any_value_loads_and_runs_or_is_refused_unchanged():
+    import signal
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from hilbridge.machine.state import decode_state, encode_state
+
+    fields = decode_state(_demo_console().state())
+    paths = _integer_paths(fields)
+
+    def too_slow(*_):
+        raise AssertionError("run_frames(1) did not finish after loading the state")
+
+    @settings(max_examples=60, deadline=None)
+    @given(path=st.sampled_from(paths), value=st.integers(-(2**62), 2**62) | st.integers(-5000, 5000))
+    def check(path, value):
+        target = _demo_console()
+        before = target.state()
+        try:
+            target.load_state(encode_state(_with(fields, path, value)))
+        except HilbridgeError:
+            assert target.state() == before
+            return
+        previous = signal.signal(signal.SIGALRM, too_slow)
+        signal.alarm(10)
+        try:
+            target.run_frames(1)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    check()
