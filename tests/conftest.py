@@ -124,3 +124,31 @@ def served_firmware_host(*arguments: str) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=10)
         process.stdout.close()
+
+
+class CoreTestProgram:
+    """`hb-core-test`, the core's building blocks behind a line protocol (firmware/src/host/core_test.c):
+    one request line in, one answer line out."""
+
+    def __init__(self) -> None:
+        program = firmware_host_build() / "hb-core-test"
+        self.process = subprocess.Popen(
+            [str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+
+    def ask(self, *words: object) -> str:
+        self.process.stdin.write(" ".join(str(word) for word in words) + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().rstrip("\n")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def core_test() -> Iterator[CoreTestProgram]:
+    program = CoreTestProgram()
+    yield program
+    program.close()
