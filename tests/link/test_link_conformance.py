@@ -3,8 +3,10 @@
 Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process;
 pyserial `rfc2217://` to `hilbridge sim serve --port 0 --rfc2217` (Telnet COM port control, every 0xFF
 escaped) in another process; a pty served by `hilbridge sim serve --pty` in another process, opened
-through pyserial; and pyusb through the simulated backend. Expected cartridge bytes come from the
-cartridge model, not from the link.
+through pyserial; and pyusb through the simulated backend. The same suite runs against a second device,
+`fw-host`: the firmware's C protocol core built for the PC (`make -C firmware host`) on a pty, holding
+the demo cartridge and playing the reference emulator's bus trace into captures. Expected cartridge
+bytes come from the cartridge model, not from the link.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import zlib
 
 import pytest
-from conftest import served_simulator
+from conftest import served_firmware_host, served_simulator, write_bus_trace
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
@@ -30,16 +32,23 @@ from hilbridge.sim import build_device
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.usb_backend import SimulatedUsbBackend
 
-TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb")
+TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb", "fw-host")
+IDENTITY = {"fw-host": ("FWHOST-0001", "hilbridge firmware core")}  # serial, FIRMWARE_INFO text
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
 )
 
 
 @pytest.fixture(params=TRANSPORTS, scope="module")
-def adapter(request):
+def adapter(request, tmp_path_factory):
     with contextlib.ExitStack() as served:
-        if request.param == "in-process":
+        if request.param == "fw-host":
+            folder = tmp_path_factory.mktemp("fw-host")
+            (folder / "demo.bin").write_bytes(demo_image())
+            trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
+            cart = ("--cart", str(folder / "demo.bin"), "--type", DEMO_MAPPER, "--bus-trace", str(trace))
+            transport = SerialTransport(served.enter_context(served_firmware_host(*cart)))
+        elif request.param == "in-process":
             transport = InProcessTransport(build_device())
         elif request.param == "usb":
             transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
@@ -61,11 +70,12 @@ def demo():
     return load_cartridge(demo_image(), DEMO_MAPPER)
 
 
-def test_hello_reports_version_capabilities_and_serial(adapter):
+def test_hello_reports_version_capabilities_and_serial(adapter, request):
+    serial, build = IDENTITY.get(request.node.callspec.params["adapter"], ("SIM-0001", "simulated adapter"))
     assert adapter.info.protocol == PROTOCOL_VERSION
     assert {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"} <= adapter.info.capabilities
-    assert adapter.info.serial == "SIM-0001"
-    assert "simulated adapter" in adapter.firmware_info()
+    assert adapter.info.serial == serial
+    assert build in adapter.firmware_info()
 
 
 def test_program_reads_match_the_cartridge_model_in_every_bank(adapter, demo):
