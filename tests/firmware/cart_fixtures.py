@@ -19,8 +19,7 @@ SERVED = (
     ("bank_rally", "o2_rally"),
     ("bank_ktaa", "o2_ktaa"),
 )
-TABLE_SIZE = 1 << 14  # A0-A11, P10, P11
-TABLE_BASE = 0x2000_0000 >> 14  # the first table at the start of SRAM, 16 KB aligned
+SRAM = 0x2000_0000  # the tables start here in the model (aligned to their size)
 
 
 @cache
@@ -35,16 +34,27 @@ def latch_states(image: bytes, mapper: str) -> int:
     return len(image) // cart.type.bank_size if cart.type.bank_select == "latch_p10" else 1
 
 
+def index_bits(image: bytes, mapper: str) -> int:
+    """14 (A0-A11, P10, P11) or 13 for the latch mappers, whose tables leave P11 out."""
+    return 13 if latch_states(image, mapper) > 1 else 14
+
+
+def program_for(image: bytes, mapper: str) -> str:
+    return "serve_rally" if index_bits(image, mapper) == 13 else "serve"
+
+
 @cache
 def serve_tables(image: bytes, mapper: str) -> tuple[bytes, ...]:
     """table[latch][P11 P10 A11..A0]: the fetch byte for 0400h-0FFFh, the MOVX data ROM byte
-    (with P11 = 1, page = A8-A11) below 0400h, FFh where nothing answers."""
+    (with P11 = 1, page = A8-A11) below 0400h, FFh where nothing answers. Latch mappers: one table
+    per latch bank, indexed by P10 A11..A0."""
     cart = load_cartridge(image, mapper)
+    bits = index_bits(image, mapper)
     tables = []
     for latch in range(latch_states(image, mapper)):
         cart.latch = latch
-        table = bytearray(TABLE_SIZE)
-        for index in range(TABLE_SIZE):
+        table = bytearray(1 << bits)
+        for index in range(1 << bits):
             address, p1 = index & 0xFFF, index >> 12 & 3
             if address >= 0x400:
                 table[index] = cart.fetch(address, p1, 0)

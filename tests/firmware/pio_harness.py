@@ -112,6 +112,10 @@ class Harness:
             return None
         return self.out_latch & mask
 
+    def schedule_tx(self, clock: int, word: int) -> None:
+        """A word another engine's DMA channel writes into this machine's TX FIFO at `clock`."""
+        bisect.insort(self._dma_pending, (clock, word))
+
     def exec_jump(self, address: int, tx_word: int | None = None) -> None:
         """What the CPU does by writing `jmp address` to SMx_INSTR (and a word to TXF)."""
         state = replace(self.state, program_counter=address)
@@ -158,13 +162,13 @@ class Harness:
                     word = after.receive_fifo.popleft()
                     self._words_out += 1
                     if self.dma_table is not None:
-                        self._dma_pending.append((after.clock + DMA_CYCLES, self.dma_table(word)))
+                        byte = self.dma_table(word)
+                        bisect.insort(self._dma_pending, (after.clock + DMA_CYCLES, byte * 0x01010101))
                     if self.drain is not None:
                         self.drain(before.clock, word)
                 delivered = False
                 while self._dma_pending and self._dma_pending[0][0] <= after.clock:
-                    byte = self._dma_pending.pop(0)[1]
-                    after.transmit_fifo.append(byte * 0x01010101)  # a byte write fills all lanes
+                    after.transmit_fifo.append(self._dma_pending.pop(0)[1])  # a byte fills all 4 lanes
                     delivered = True
                 if opcode & 0xE0E0 == 0x6000:  # OUT PINS
                     engine = self.program.engine

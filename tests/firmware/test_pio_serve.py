@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from bus_waves import Layout, SlotAccess, slot_accesses, waveform
-from cart_fixtures import SERVED, TABLE_BASE, TABLE_SIZE, image, latch_states, serve_tables
+from cart_fixtures import SERVED, SRAM, image, latch_states, program_for, serve_tables
 from pio_harness import DMA_CYCLES, Harness, require_module, tool
 
 from hilbridge.machine.bus import FETCH, READ, WRITE
@@ -20,9 +20,11 @@ from hilbridge.machine.bus import FETCH, READ, WRITE
 WINDOW_CYCLES = 5000  # machine cycles from reset: the BIOS start and the cartridge's first frame
 MAX_ACCESSES = 400
 SYNC_CYCLES = 2  # GPIO input synchroniser, not modelled by pioemu
-BUFFER_NS = 25  # 74LVC245 in (about 5 ns) + 74HCT541 out (about 20 ns) [unv]
-BUDGET_NS = 200
-CPU_LATCH_CYCLES = 150  # the sniff interrupt reacting to an o2_rally latch write [unv]
+BUFFER_NS = 17  # typical: 74LVC245 in (about 5 ns) + 74HCT541 out (about 12 ns) [unv]
+BUFFER_MAX_NS = 26  # the data sheets' maxima (6 + 20 ns) [unv]
+BUDGET_NS = 200  # the aim (issue 10)
+TRD2_PAL_NS = 561  # what the 8048 allows (adapter.md 2)
+LUT_BASE = 0x2001_0000  # rally_latch's table of table bases in the model (1 KB aligned)
 pytestmark = pytest.mark.slow
 
 
@@ -55,10 +57,27 @@ def _changes_from(log: list[tuple[int, object]], clock: int) -> list[tuple[int, 
     return log[bisect.bisect_left([when for when, _ in log], clock) :]
 
 
+def latch_updates(
+    accesses: list[SlotAccess], region: str, tables: int, table_base: int
+) -> list[tuple[int, int]]:
+    """Run rally_latch.pio over the accesses: (clock, new table base) as its DMA channels deliver
+    them to serve_rally; checks it fires exactly on the latch writes."""
+    program = tool("gen_pio").assemble("rally_latch")
+    wave, _origin, windows = waveform(accesses, Layout.load(region), drive_fetch_data=False)
+    pushed: list[tuple[int, int]] = []
+    harness = Harness(program, wave, drain=lambda clock, word: pushed.append((clock, word)))
+    harness.state = replace(harness.state, x_register=LUT_BASE >> 10)
+    harness.run(windows[-1][1] + 100)
+    writes = [a for a in accesses if a.kind == WRITE and a.address & 0x80 and not a.p1 & 0x10]
+    assert [(word >> 2) & 0xFF for _clock, word in pushed] == [a.value for a in writes]
+    assert all(word >> 10 == LUT_BASE >> 10 and not word & 3 for _clock, word in pushed)
+    return [(clock + 2 * DMA_CYCLES, table_base + ((word >> 2) & (tables - 1))) for clock, word in pushed]
+
+
 def serve(accesses: list[SlotAccess], region: str, program_name: str, tables: tuple[bytes, ...],
-          mapper_latch: bool, answers: list[int | None]) -> Served:  # fmt: skip
+          answers: list[int | None]) -> Served:  # fmt: skip
     """Run one serve program over the accesses; `answers[i]` is the byte access i must get (None:
-    the engine must stay off the bus)."""
+    the engine must stay off the bus). serve_rally also gets the latch engine's table bases."""
     pioemu = require_module("pioemu", "rp2040-pio-emulator")
     require_module("adafruit_pioasm", "adafruit-circuitpython-pioasm")
     program = tool("gen_pio").assemble(program_name)
@@ -67,20 +86,20 @@ def serve(accesses: list[SlotAccess], region: str, program_name: str, tables: tu
     data_mask = 0xFF << d0
     wave, _origin, windows = waveform(accesses, layout, drive_fetch_data=False)
 
-    def lookup(word: int) -> int:
-        table = (word >> 14) - TABLE_BASE
-        assert 0 <= table < len(tables), f"table base {word >> 14:#x}"
-        return tables[table][word & (TABLE_SIZE - 1)]
+    bits = len(tables[0]).bit_length() - 1
+    table_base = SRAM >> bits
 
-    state = pioemu.State(transmit_fifo=deque([TABLE_BASE]))
+    def lookup(word: int) -> int:
+        table = (word >> bits) - table_base
+        assert 0 <= table < len(tables), f"table base {word >> bits:#x}"
+        return tables[table][word & ((1 << bits) - 1)]
+
+    state = pioemu.State(transmit_fifo=deque([table_base]))
     harness = Harness(program, wave, state=state, dma_table=lookup)
     log = _drive_log(harness, data_mask, d0)
-    idle = program.public_labels["idle"]
-    for access, (_start, end) in zip(accesses, windows, strict=True):
-        if mapper_latch and access.kind == WRITE and access.address & 0x80 and not access.p1 & 0x10:
-            harness.run(end + CPU_LATCH_CYCLES)
-            assert harness.state.program_counter == idle, "a latch write must find the engine idle"
-            harness.exec_jump(program.public_labels["start"], TABLE_BASE + (access.value & (len(tables) - 1)))
+    if program_name == "serve_rally":
+        for clock, base in latch_updates(accesses, region, len(tables), table_base):
+            harness.schedule_tx(clock, base)
     harness.run(windows[-1][1] + 200)
     oe_log = harness.sideset_log
     latencies, releases, answered = [], [], 0
@@ -114,8 +133,8 @@ def _window(name: str, mapper: str, region: str) -> list[SlotAccess]:
     return slot_accesses(image(name), mapper, region, WINDOW_CYCLES)[:MAX_ACCESSES]
 
 
-def _budget_cycles() -> int:
-    return (BUDGET_NS - BUFFER_NS) // 8 - SYNC_CYCLES
+def _budget_cycles(budget_ns: int = BUDGET_NS, buffer_ns: int = BUFFER_NS) -> int:
+    return (budget_ns - buffer_ns) // 8 - SYNC_CYCLES
 
 
 @pytest.mark.parametrize("region", ["ntsc", "pal"])
@@ -125,14 +144,17 @@ def test_every_fetch_gets_the_emulators_byte_in_time(name: str, mapper: str, reg
     fetches = [access for access in accesses if access.kind == FETCH]
     assert len(fetches) > 100
     tables = serve_tables(image(name), mapper)
-    latch = latch_states(image(name), mapper) > 1
     # the serve program only watches /PSEN: feed it the fetches, and the writes for the latch
     shown = [access for access in accesses if access.kind in (FETCH, WRITE)]
     answers = [access.value if access.kind == FETCH else None for access in shown]
-    served = serve(shown, region, "serve", tables, latch, answers)
+    served = serve(shown, region, program_for(image(name), mapper), tables, answers)
     assert served.answered == len(fetches)
     assert max(served.latencies) <= _budget_cycles(), served.latencies
-    assert max(served.latencies) - min(served.latencies) <= 1  # no jitter beyond the DMA's
+    assert max(served.latencies) <= _budget_cycles(TRD2_PAL_NS // 2, BUFFER_MAX_NS)  # half the 8048's time
+    # jitter: none with `wait` (serve), up to the 3-cycle polling pass (serve_rally)
+    assert max(served.latencies) - min(served.latencies) <= (
+        2 if latch_states(image(name), mapper) > 1 else 0
+    )
     assert max(served.releases) * 8 + BUFFER_NS <= 224 - 0  # tDR, PAL
 
 
@@ -150,7 +172,7 @@ def test_4in1_data_rom_answers_movx_reads_only_with_p11() -> None:
     assert any(read.p1 & 0x02 for read in reads) and any(not read.p1 & 0x02 for read in reads)
     tables = serve_tables(image(name), mapper)
     answers = [tables[0][read.address | (read.p1 & 3) << 12] if read.p1 & 0x02 else None for read in reads]
-    served = serve(reads, "ntsc", "serve_movx", tables, False, answers)
+    served = serve(reads, "ntsc", "serve_movx", tables, answers)
     assert served.answered == sum(answer is not None for answer in answers)
     assert max(served.latencies) <= _budget_cycles()
 
@@ -158,8 +180,9 @@ def test_4in1_data_rom_answers_movx_reads_only_with_p11() -> None:
 def test_latency_is_what_the_docs_state() -> None:
     """docs/hardware.md quotes the serve latency with the DMA model it counts."""
     accesses = [a for a in _window("cpu_alu", "o2_rom", "pal") if a.kind == FETCH][:40]
-    served = serve(accesses, "pal", "serve", serve_tables(image("cpu_alu"), "o2_rom"), False,
-                   [a.value for a in accesses])  # fmt: skip
+    served = serve(
+        accesses, "pal", "serve", serve_tables(image("cpu_alu"), "o2_rom"), [a.value for a in accesses]
+    )
     text = (Path(__file__).resolve().parents[2] / "docs" / "hardware.md").read_text(encoding="utf-8")
     assert f"DMA_CYCLES = {DMA_CYCLES}" in text
     assert f"{max(served.latencies)} PIO cycles from the /PSEN edge" in text
