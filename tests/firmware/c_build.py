@@ -10,7 +10,7 @@ from pathlib import Path
 from pio_harness import PROJECT_ROOT, tool
 
 BUS_SOURCES = PROJECT_ROOT / "firmware" / "src" / "bus"
-C_FLAGS = ["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"]
+C_FLAGS = ["-std=c11", "-O0", "-Wall", "-Wextra", "-Werror", "-fPIC", "-shared"]
 
 
 def generate_headers(directory: Path) -> Path:
@@ -22,9 +22,12 @@ def generate_headers(directory: Path) -> Path:
     return directory
 
 
-def shared_library(gcc: str, sources: list[Path], directory: Path, name: str) -> ctypes.CDLL:
+def shared_library(
+    gcc: str, sources: list[Path], directory: Path, name: str, includes: tuple[Path, ...] = ()
+) -> ctypes.CDLL:
     generated = generate_headers(directory / "gen")
     output = directory / f"{name}.so"
-    command = [gcc, *C_FLAGS, f"-I{generated}", f"-I{BUS_SOURCES}", *map(str, sources), "-o", str(output)]
+    flags = [f"-I{path}" for path in (generated, BUS_SOURCES, *includes)]
+    command = [gcc, *C_FLAGS, *flags, *map(str, sources), "-o", str(output)]
     subprocess.run(command, check=True, capture_output=True, text=True)
     return ctypes.CDLL(str(output))
