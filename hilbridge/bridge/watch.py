@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hilbridge.bridge.profile import ROLES, Profile, RecordLayout, ScreenField, ScreenLayout
 from hilbridge.bridge.screen import (
+    CONTROL,
     P1_EXTERNAL_DISABLE,
     P1_RAM_DISABLE,
     BusReplay,
@@ -68,6 +70,16 @@ def decode_record(ram: bytes | bytearray, layout: RecordLayout) -> tuple[str, di
     return winner, units, record[layout.sequence]
 
 
+@lru_cache(maxsize=64)
+def _chars_of(objects: bytes, region: str) -> dict[tuple[int, int], ScreenChar]:
+    return {(char.y, char.x): char for char in screen_chars(objects, region)}
+
+
+def _chars(registers: bytes | bytearray, region: str) -> dict[tuple[int, int], ScreenChar]:
+    """The characters on screen by cell; a screen that stays the same is decoded once."""
+    return _chars_of(bytes(registers[: CONTROL + 1]), region)
+
+
 def _field_text(chars: Mapping[tuple[int, int], ScreenChar], cells: tuple[tuple[int, int], ...]) -> str:
     return "".join(chars[cell].text if cell in chars else " " for cell in cells)
 
@@ -95,7 +107,7 @@ def read_screen(
     registers: bytes | bytearray, layout: ScreenLayout, region: str = "ntsc"
 ) -> tuple[str, dict[str, int]] | None:
     """(winner, units) on screen, None when no winner is shown; a garbled screen raises."""
-    chars = {(char.y, char.x): char for char in screen_chars(registers, region)}
+    chars = _chars(registers, region)
     label = _field_text(chars, layout.winner.cells).strip()
     winner = layout.labels.get(label)
     if winner is None:
@@ -108,7 +120,7 @@ def read_screen(
 
 
 def _screen_key(registers: bytes | bytearray, layout: ScreenLayout, region: str) -> tuple[str, ...]:
-    chars = {(char.y, char.x): char for char in screen_chars(registers, region)}
+    chars = _chars(registers, region)
     fields = [layout.winner, *(layout.units[role] for role in ROLES)]
     return tuple(_field_text(chars, cells) for item in fields for cells in (item.cells, *item.alternatives))
 
@@ -172,5 +184,5 @@ def watch_battle(
 
 def read_screen_label(registers: bytes | bytearray, layout: ScreenLayout, region: str = "ntsc") -> bool:
     """Does the winner field show one of the profile's labels?"""
-    chars = {(char.y, char.x): char for char in screen_chars(registers, region)}
+    chars = _chars(registers, region)
     return _field_text(chars, layout.winner.cells).strip() in layout.labels
