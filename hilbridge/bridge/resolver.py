@@ -121,9 +121,10 @@ class ConsoleResolver:
         self.use_record = use_record
         self.region = region
         self.human_frames = human_frames
-        self.readings: list[Reading | None] = []  # per battle: what the bus said (None: not read)
+        self.battles: list[tuple[BattlePlan | None, Reading | None]] = []  # per battle: entries, bus reading
 
     def resolve(self, request: CombatRequest, rng: random.Random) -> dict[str, Any]:
+        plan: BattlePlan | None = None
         try:
             plan = plan_battle(request, rng, self.console.scripted)
             self.ui.tell(
@@ -131,9 +132,9 @@ class ConsoleResolver:
             )
             reading = self._fight(plan)
         except BattleNotRead as error:
-            self.readings.append(None)
+            self.battles.append((plan, None))
             return self._manual(request, error.message)
-        self.readings.append(reading)
+        self.battles.append((plan, reading))
         result = self._result(request, plan, reading)
         problem = self._refused(result)
         if problem:
