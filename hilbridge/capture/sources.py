@@ -66,8 +66,8 @@ class AdapterSource:
     """A live capture from an adapter (real or simulated): sniffing the slot, or serving `serve`.
 
     Serving uploads the image and switches emulation on before the capture, and off again at the
-    end. The capture stops after `frames` frames (FrameSync count: the items end with the FrameSync
-    that starts frame `frames`) or `seconds` seconds, or when the device falls silent.
+    end. The capture stops after `frames` frames (`FrameLimit` says how they are counted) or
+    `seconds` seconds, or when the device falls silent.
     """
 
     def __init__(
@@ -138,48 +138,65 @@ class AdapterSource:
 
     def _stream(self, progress: _Progress) -> Iterator[CaptureItem]:
         unwrap = CycleUnwrapper()
-        frames_seen = 0
+        limit = FrameLimit(self._header, self.frames) if self.frames is not None else None
         started = last_event = last_status = time.monotonic()
         while True:
-            events = self.adapter.capture_events(POLL_SECONDS)
+            try:
+                events = self.adapter.capture_events(POLL_SECONDS)
+            except LinkError as error:
+                yield self._stopped(progress, f"the link failed ({error.message})")
+                return
             now = time.monotonic()
             if events:
                 last_event = now
-            for name, fields in events:
-                if name == "CAPTURE_CHUNK":
-                    lost = fields["chunk_seq"] - progress.next_chunk
-                    if lost > 0:
-                        yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
-                    progress.next_chunk = fields["chunk_seq"] + 1
-                    for record in capture_records(fields["records"]):
-                        yield CaptureRecord(
-                            unwrap(record.cycle), record.kind, record.address, record.value, record.p1
-                        )
-                elif name == "RESET_DETECTED":
-                    yield ResetDetected(unwrap(fields["cycle"]))
-                elif name == "FRAME_SYNC":
-                    yield FrameSync(fields["frame"], unwrap(fields["cycle"]))
-                    frames_seen += 1
-                    if self.frames is not None and frames_seen > self.frames:
-                        self.end_message = f"captured {self.frames} frames"
-                        return
+            for item in self._decode(events, progress, unwrap):
+                if limit is not None and not limit.before_end(item):
+                    self.end_message = f"captured {self.frames} frames"
+                    return
+                yield item
+                if limit is not None and limit.ends_with(item):
+                    self.end_message = f"captured {self.frames} frames"
+                    return
             if self.seconds is not None and now - started >= self.seconds:
                 self.end_message = f"captured {self.seconds:g} s"
                 return
             if now - last_event >= self.idle_seconds:
-                self.end_message = (
-                    f"{self.adapter.name}: the device stopped streaming (nothing for "
-                    f"{self.idle_seconds:g} s); the capture ends here"
-                )
-                progress.stopped_streaming = True
-                yield Gap("the device stopped streaming")
+                yield self._stopped(progress, f"nothing for {self.idle_seconds:g} s")
                 return
             if now - last_status >= STATUS_SECONDS:
                 last_status = now
-                dropped = self.adapter.status()["capture_dropped"]
+                try:
+                    dropped = self.adapter.status()["capture_dropped"]
+                except LinkError as error:
+                    yield self._stopped(progress, f"the adapter does not answer ({error.message})")
+                    return
                 if dropped > progress.dropped_seen:
                     yield _dropped_gap(dropped - progress.dropped_seen)
                     progress.dropped_seen = dropped
+
+    def _stopped(self, progress: _Progress, why: str) -> Gap:
+        self.end_message = f"{self.adapter.name}: the device stopped streaming ({why}); the capture ends here"
+        progress.stopped_streaming = True
+        return Gap(f"the device stopped streaming: {why}")
+
+    @staticmethod
+    def _decode(
+        events: list[tuple[str, dict[str, Any]]], progress: _Progress, unwrap: CycleUnwrapper
+    ) -> Iterator[CaptureItem]:
+        for name, fields in events:
+            if name == "CAPTURE_CHUNK":
+                lost = fields["chunk_seq"] - progress.next_chunk
+                if lost > 0:
+                    yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
+                progress.next_chunk = fields["chunk_seq"] + 1
+                for record in capture_records(fields["records"]):
+                    yield CaptureRecord(
+                        unwrap(record.cycle), record.kind, record.address, record.value, record.p1
+                    )
+            elif name == "RESET_DETECTED":
+                yield ResetDetected(unwrap(fields["cycle"]))
+            elif name == "FRAME_SYNC":
+                yield FrameSync(fields["frame"], unwrap(fields["cycle"]))
 
     def _final_gaps(self, dropped_seen: int) -> Iterator[Gap]:
         """Records the stop reply says the adapter dropped since the last status (their place is
@@ -266,7 +283,7 @@ def open_capture(
         reader = CaptureReader(device, expected_sha1=expected, warn=warn)
         if frames is None:
             return reader
-        return FrameLimit(reader, frames)
+        return LimitedSource(reader, frames)
     if movie:
         raise HilbridgeError(
             f"{device}: a real console's keyboard and joysticks are not on the cartridge slot",
@@ -349,25 +366,60 @@ def _sim_source(
     )
 
 
+CONSOLE_TIMED = ("sim", "mame")  # sources whose console starts at power-on with known frame timing
+
+
 class FrameLimit:
-    """The first `frames` frames of another source (through the FrameSync that starts frame `frames`)."""
+    """Where a capture of `frames` frames ends.
+
+    For the simulated console and MAME (`CONSOLE_TIMED`) a frame is the console's own frame, ending
+    where MAME's frame callback fires: items stamped at or after the end of frame `frames - 1` are left
+    out. Any other source counts frame syncs (fetches of 0406h): the items end with the frame sync
+    that starts frame `frames`. (The fixture carts never fetch 0406h: their captures need console
+    timing or --seconds.)
+    """
+
+    def __init__(self, header: CaptureHeader, frames: int):
+        self.frames = frames
+        self.end_cycle: int | None = None
+        if header.source in CONSOLE_TIMED:
+            from hilbridge.machine.vdc import Vdc
+
+            self.end_cycle = Vdc(REGIONS[header.region]).frame_end_cycle(frames - 1)
+        self.syncs = 0
+
+    def before_end(self, item: CaptureItem) -> bool:
+        """False when `item` lies past the end (leave it out and stop)."""
+        if self.end_cycle is None or isinstance(item, Gap):
+            return True
+        return item.cycle < self.end_cycle
+
+    def ends_with(self, item: CaptureItem) -> bool:
+        """True when `item` (already yielded) is the last one."""
+        if self.end_cycle is None and isinstance(item, FrameSync):
+            self.syncs += 1
+            return self.syncs > self.frames
+        return False
+
+
+class LimitedSource:
+    """The first `frames` frames of another source (see `FrameLimit`)."""
 
     def __init__(self, source: CaptureSource, frames: int):
         self.source = source
-        self.frames = frames
+        self.limit = FrameLimit(source.header, frames)
 
     @property
     def header(self) -> CaptureHeader:
         return self.source.header
 
     def items(self) -> Iterator[CaptureItem]:
-        seen = 0
         for item in self.source.items():
+            if not self.limit.before_end(item):
+                return
             yield item
-            if isinstance(item, FrameSync):
-                seen += 1
-                if seen > self.frames:
-                    return
+            if self.limit.ends_with(item):
+                return
 
     def close(self) -> None:
         self.source.close()
