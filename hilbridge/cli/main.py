@@ -25,6 +25,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.emu", "emu"),
     ("hilbridge.cli.screen", "screen"),
     ("hilbridge.cli.bridge", "bridge"),
+    ("hilbridge.cli.capture", "capture"),
 )
 
 
