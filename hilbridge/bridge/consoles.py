@@ -4,6 +4,7 @@
 |---|---|
 | `sim` | our emulator on the host, playing the resolver's keys (the console the simulated adapter runs) |
 | `mame` | MAME 0.251 (one run per battle, keys through its input ports) |
+| `sim?OPTIONS` | the simulated adapter serving the cartridge, its console playing the keys |
 | other names | a real console behind an adapter (`open_capture`): the players press the keys |
 
 A battle's keys are an input schedule (`hilbridge.oracle.inputs.InputChange`: applied when a frame
@@ -21,7 +22,8 @@ from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.machine.cartridge import load_cartridge
-from hilbridge.machine.console import Console
+from hilbridge.machine.console import KEYBOARD, Console
+from hilbridge.machine.inputs import InputEvent, InputMovie
 from hilbridge.oracle.inputs import InputChange, apply_input
 
 Movie = tuple[InputChange, ...]
@@ -157,29 +159,43 @@ class MameConsole:
         return _ListSource(header, [item for _, _, item in items])
 
 
+def movie_events(movie: Movie) -> InputMovie:
+    """The same key presses as an input movie (events apply before a frame, changes after one)."""
+    key_at = {position: name for name, position in KEYBOARD.items()}
+    events = []
+    for change in movie:
+        kind, row = change.port.split(".")
+        if kind != "KEY" or change.mask.bit_count() != 1:
+            raise HilbridgeError(f"a battle movie presses single keys, not {change.text}")
+        key = key_at[int(row), change.mask.bit_length() - 1]
+        events.append(InputEvent(change.frame + 1, "press" if change.pressed else "release", key))
+    return InputMovie(tuple(events), "battle keys")
+
+
 class CaptureConsole:
-    """A real console behind an adapter (or a capture file): people press the keys."""
+    """A console seen through `hilbridge.capture.sources.open_capture`, one capture per battle: a
+    real console behind an adapter (people press the keys), or the simulated adapter (``sim?...``:
+    it serves our image to its console from power-on and plays the battle's keys)."""
 
-    scripted = False
-
-    def __init__(self, device: str, cart: bytes, region: str = "ntsc", serve: bool = False):
+    def __init__(self, device: str, cart: bytes, region: str = "ntsc"):
         self.name = device
         self.cart = cart
         self.region = region
-        self.serve = serve
+        self.scripted = device.startswith("sim?")
 
     def battle(self, movie: Movie, frames: int) -> CaptureSource:
-        if movie:
+        from hilbridge.capture.sources import open_capture
+
+        if movie and not self.scripted:
             raise HilbridgeError(f"{self.name}: the players press the keys on a real console")
-        try:
-            from hilbridge.capture.sources import open_capture
-        except ImportError:
-            raise HilbridgeError(
-                f"console {self.name!r}: captures from adapters and files are not available in this build",
-                hint="use --console sim or --console mame",
-            ) from None
         return open_capture(
-            self.name, self.cart, frames=frames, region=self.region, serve=self.serve, kinds=("MOVX_WRITE",)
+            self.name,
+            self.cart,
+            frames=frames,
+            region=self.region,
+            inputs=movie_events(movie) if movie else None,
+            serve=True,
+            kinds=("MOVX_WRITE",),
         )
 
 
