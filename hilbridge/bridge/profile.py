@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -97,16 +97,8 @@ class Profile:
             )
 
     def without_record(self) -> Profile:
-        return Profile(
-            self.name,
-            self.sha1,
-            self.screen,
-            None,
-            self.keys,
-            self.battle_frames,
-            self.calibration,
-            self.origin,
-        )
+        """The same profile reading the screen only."""
+        return replace(self, record=None)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -164,9 +164,9 @@ class ConsoleResolver:
         source = self.console.battle(movie, frames)
         try:
             return watch_battle(source, self.profile, frames, use_record=self.use_record, region=self.region)
-        except HilbridgeError as error:
-            if isinstance(error, BattleNotRead):
-                raise
+        except BattleNotRead:
+            raise
+        except HilbridgeError as error:  # the device itself (a link, MAME) failed
             raise BattleNotRead(f"the console failed: {error.message}") from None
         finally:
             source.close()

@@ -94,11 +94,11 @@ def _units_value(text: str, role: str) -> int:
 def _units(chars: Mapping[tuple[int, int], ScreenChar], role: str, field: ScreenField) -> int:
     value = _units_value(_field_text(chars, field.cells), role)
     for cells in field.alternatives:
-        other = _field_text(chars, cells)
-        if other.strip() != str(value) and other.strip().lstrip("0") != str(value).lstrip("0"):
+        other = _field_text(chars, cells).strip()
+        if not other.isdigit() or int(other) != value:
             raise BattleNotRead(
                 f"ambiguous screen: the {role}'s units read {value} at {list(field.cells)} "
-                f"but {other.strip()!r} at {list(cells)} (both matched every calibration battle)"
+                f"but {other!r} at {list(cells)} (both matched every calibration battle)"
             )
     return value
 

@@ -5,6 +5,7 @@ to the registers the live VDC holds."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,6 +116,7 @@ cells = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(cells, min_size=12, max_size=12), st.lists(cells, min_size=4, max_size=4), st.data())
 def test_decoding_agrees_with_the_picture_the_renderer_draws(singles, quads, data):
