@@ -194,7 +194,7 @@ class CaptureConsole:
             frames=frames,
             region=self.region,
             inputs=movie_events(movie) if movie else None,
-            serve=True,
+            serve=self.scripted,  # a real adapter sniffs the cartridge in the slot
             kinds=("MOVX_WRITE",),
         )
 
