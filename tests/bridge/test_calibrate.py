@@ -4,7 +4,9 @@ then reads battles right; wrong answers and too few battles are reported, not hi
 from __future__ import annotations
 
 import random
+import threading
 
+import click
 import pytest
 from bridge_support import model_battle
 from click.testing import CliRunner
@@ -102,3 +104,70 @@ def test_calibrate_command_writes_the_profile_from_typed_answers(tmp_path):
     learned = load_profile(output)
     assert learned.sha1 == combat_sha1() and learned.screen is not None
     assert learned.screen.units == SHIPPED.screen.units
+
+
+class RecordedConsole:
+    """A console people play (not scripted), standing in for an adapter: each battle is a capture
+    recorded beforehand on our emulator."""
+
+    scripted = False
+    name = "recorded"
+
+    def __init__(self, captures: list[list]):
+        self.cart = combat_image()
+        self.captures = list(captures)
+        self.shown = threading.Event()  # the battle's result is on screen
+
+    def battle(self, movie, frames):
+        assert movie == ()
+        items = self.captures.pop(0)
+        shown = self.shown
+        shown.clear()
+
+        class Source:
+            header = None
+
+            def items(self):
+                yield from items
+                shown.set()
+
+            def close(self):
+                pass
+
+        return Source()
+
+
+@pytest.mark.slow
+def test_calibrate_with_people_at_a_console_reads_the_screen_when_they_press_enter(tmp_path, monkeypatch):
+    console = EmulatorConsole(combat_image())
+    rng = random.Random(5)
+    captures, answers = [], []
+    for _ in range(6):
+        plan = random_plan(rng)
+        movie, last = battle_movie(plan, SHIPPED.keys)
+        captures.append(list(console.battle(movie, last + 200).items()))
+        winner, left = model_battle(dict(plan.units), dict(plan.weapons))
+        answers += ["", winner, str(left["attacker"]), str(left["defender"])]  # Enter, then the answers
+    recorded = RecordedConsole(captures)
+    monkeypatch.setattr("hilbridge.cli.bridge.open_console", lambda device, image, region: recorded)
+    prompt = click.prompt
+
+    def people(text, *args, **kwargs):
+        if text.startswith("fight the battle"):
+            assert recorded.shown.wait(10)  # they press Enter once the result is on screen
+        return prompt(text, *args, **kwargs)
+
+    monkeypatch.setattr(click, "prompt", people)
+    output = tmp_path / "people.json"
+    result = CliRunner().invoke(
+        cli,
+        ["bridge", "calibrate", "-d", "usb", "--battles", "6", "-o", str(output)],
+        input="\n".join(answers) + "\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "practice battle 6 of 6" in result.output
+        and "press Enter when its result is on screen" in result.output
+    )
+    learned = load_profile(output)
+    assert learned.screen.winner.cells == SHIPPED.screen.winner.cells
