@@ -7,6 +7,7 @@ writes it back atomically, so a bad command or a corrupt file never costs the la
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -168,17 +169,91 @@ def replay(save: Path, player: str | None) -> None:
         click.echo(f"{item['step']:>4} {item['kind']} {text}".rstrip())
 
 
+class ClickBridgeUI:
+    """The players' side of the console bridge at the terminal: one key to confirm, prompts by hand."""
+
+    def tell(self, text: str) -> None:
+        click.echo(text)
+
+    def confirm(self, text: str) -> bool:
+        while True:
+            if sys.stdin.isatty():
+                click.echo(f"{text} [y/n] ", nl=False)
+                key = click.getchar()
+                click.echo(key)
+            else:
+                key = click.prompt(f"{text} [y/n]", default="", show_default=False)
+            if key.strip().lower() in ("y", "n"):
+                return key.strip().lower() == "y"
+
+    def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
+        return PromptResolver().resolve(request, None)
+
+
+class ConsoleBattles:
+    """Battles on the console through the bridge; dice drills (Supremacy) are still rolled here."""
+
+    def __init__(self, console: Any):
+        self.console = console
+
+    def resolve(self, request: CombatRequest, rng: Any) -> dict[str, Any]:
+        if "dice" in request.params:
+            return DiceResolver().resolve(request, rng)
+        return self.console.resolve(request, rng)
+
+
+def _console_resolver(loaded: Game, device: str, cart: Path | None, profile: Path | None, screen_only: bool):
+    from hilbridge.bridge.combat import combat_image
+    from hilbridge.bridge.consoles import open_console
+    from hilbridge.bridge.profile import profile_for
+    from hilbridge.bridge.resolver import ConsoleResolver
+
+    image = cart.read_bytes() if cart is not None else combat_image()
+
+    def validate(result: dict[str, Any]) -> None:
+        loaded.ruleset.apply(loaded.state, Action("combat_result", CHANCE, result))
+
+    resolver = ConsoleResolver(
+        open_console(device, image), profile_for(image, profile), ClickBridgeUI(),
+        validate=validate, use_record=not screen_only,
+    )  # fmt: skip
+    return ConsoleBattles(resolver)
+
+
 @game.command("play")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--as", "player", help="Play only this player's moves (others play from their own terminals).")
 @click.option("--random-battles", is_flag=True, help="Let the computer decide battles (no console).")
-def play(save: Path, player: str | None, random_battles: bool) -> None:
+@click.option(
+    "--console", "device", help="Fight battles on a console: sim, mame or an adapter (docs/bridge.md)."
+)
+@click.option("--cart", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --console: the combat cartridge image (default: hilbridge's own).")  # fmt: skip
+@click.option("--profile", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="With --console: the cartridge profile (default: the shipped one).")  # fmt: skip
+@click.option("--screen-only", is_flag=True, help="With --console: read results off the screen, not RAM.")
+def play(
+    save: Path,
+    player: str | None,
+    random_battles: bool,
+    device: str | None,
+    cart: Path | None,
+    profile: Path | None,
+    screen_only: bool,
+) -> None:
     """Play interactively: type a move's number or name, `undo`, `show`, `log` or `quit`.
 
     The game is saved after every move.
     """
     loaded = _load_as(save, player)
-    resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
+    if device is not None and random_battles:
+        raise HilbridgeError("choose --console or --random-battles, not both")
+    if device is None and (cart or profile or screen_only):
+        raise HilbridgeError("--cart, --profile and --screen-only go with --console")
+    if device is not None:
+        resolver: Any = _console_resolver(loaded, device, cart, profile, screen_only)
+    else:
+        resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
     while not loaded.is_terminal():
         waiting = loaded.current_players()
         if waiting == (CHANCE,):

@@ -23,6 +23,9 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.load", "unload"),
     ("hilbridge.cli.sim", "sim"),
     ("hilbridge.cli.emu", "emu"),
+    ("hilbridge.cli.screen", "screen"),
+    ("hilbridge.cli.bridge", "bridge"),
+    ("hilbridge.cli.capture", "capture"),
 )
 
 

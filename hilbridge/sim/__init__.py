@@ -2,7 +2,8 @@
 
 `build_endpoint(options)` makes the device the name `sim` stands for. Options come as a query string:
 `sim?cart=FILE&type=o2_rally&faults=drop=0.01,dup=0.01&serial=SIM-0002`; without `cart` the slot
-holds the demo cartridge (`type` and `size` pick a demo image of another mapper type).
+holds the demo cartridge (`type` and `size` pick a demo image of another mapper type). `region=pal`
+and `input=MOVIE` set up the console that runs during captures (its region, the input movie it plays).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from urllib.parse import parse_qs
 
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.inputs import NO_INPUT, read_input_movie
+from hilbridge.machine.timing import REGIONS
 from hilbridge.sim.demo import DEMO_MAPPER, DEMO_SIZE, demo_image
-from hilbridge.sim.device import SimulatedAdapter
+from hilbridge.sim.device import ConsoleSetup, SimulatedAdapter
 from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
-SIM_OPTIONS = ("cart", "type", "size", "faults", "serial")
+SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "input")
 
 
 def parse_options(query: str) -> dict[str, str]:
@@ -36,6 +39,7 @@ def build_device(
     size: int | None = None,
     faults: FaultPlan | None = None,
     serial: str = "SIM-0001",
+    console: ConsoleSetup | None = None,
 ) -> SimulatedAdapter:
     """A simulated adapter holding the cartridge file `cart` (or a demo image) in its slot."""
     plan = faults or FaultPlan()
@@ -59,7 +63,9 @@ def build_device(
         except ValueError as error:
             raise HilbridgeError(str(error)) from None
         cartridge = load_cartridge(image, chosen, name=f"demo-{chosen}-{size}")
-    return SimulatedAdapter(cartridge, serial=serial, unstable=plan.unstable_bits(), seed=plan.seed)
+    return SimulatedAdapter(
+        cartridge, serial=serial, unstable=plan.unstable_bits(), seed=plan.seed, console=console
+    )
 
 
 def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
@@ -71,7 +77,16 @@ def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
         size_value = int(size, 0) if size else None
     except ValueError:
         raise HilbridgeError(f"simulator size {size!r} is not a number") from None
+    region = options.get("region", "ntsc")
+    if region not in REGIONS:
+        raise HilbridgeError(f"unknown simulator region {region!r}", hint=", ".join(REGIONS))
+    movie = read_input_movie(options["input"]) if options.get("input") else NO_INPUT
     device = build_device(
-        options.get("cart"), options.get("type"), size_value, plan, options.get("serial", "SIM-0001")
+        options.get("cart"),
+        options.get("type"),
+        size_value,
+        plan,
+        options.get("serial", "SIM-0001"),
+        ConsoleSetup(region, movie),
     )
     return FaultyEndpoint(device, plan) if plan.active else device

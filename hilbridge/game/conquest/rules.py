@@ -131,6 +131,16 @@ def energy_units(record_halves: int) -> int:
     return record_halves * ENERGY_PER_SPACE // 2
 
 
+def result_source(result: Mapping[str, Any]) -> dict[str, str]:
+    """C-I.9: a battle result may say where it came from ("source": console record, screen, manual
+    entry and why); it is kept in the action log and the battle event, and changes nothing else."""
+    if "source" not in result:
+        return {}
+    if not isinstance(result["source"], str) or not result["source"]:
+        raise IllegalAction("a battle result's source must be a non-empty text")
+    return {"source": result["source"]}
+
+
 def format_record(record_halves: int) -> str:
     return f"{record_halves // 2}" + ("½" if record_halves % 2 else "")
 
@@ -497,7 +507,15 @@ class ConquestRuleset(Ruleset):
                 "console_battle",
                 battle["attacker"],
                 battle["defender"],
-                {"country": battle["country"], "kind": battle["kind"]},
+                {
+                    "country": battle["country"],
+                    "kind": battle["kind"],
+                    # C-I.10: on the console each side enters its record x 100, as in the END GAME
+                    "energy": {
+                        side: energy_units(state["record"][side])
+                        for side in (battle["attacker"], battle["defender"])
+                    },
+                },
             )
             return ChanceNode("battle", combat=request)
         if state["phase"] == "duel_battle":
@@ -525,11 +543,12 @@ class ConquestRuleset(Ruleset):
         battle = state["battle"]
         attacker, defender, country = battle["attacker"], battle["defender"], battle["country"]
         winner = result.get("winner")
-        if winner not in (attacker, defender) or set(result) != {"winner"}:
+        if winner not in (attacker, defender) or set(result) - {"source"} != {"winner"}:
             raise IllegalAction(f"a battle result names the winner: {attacker} or {defender}")
+        source = result_source(result)
         state["battle"] = None
         state["phase"] = "turn"
-        state["events"].append(event("battle", winner=winner, country=country, attacker=attacker))
+        state["events"].append(event("battle", winner=winner, country=country, attacker=attacker, **source))
         if winner == attacker:
             if battle["kind"] == "homeland":
                 self._eliminate(state, attacker, defender)
@@ -700,7 +719,7 @@ class ConquestRuleset(Ruleset):
         duel = state["ladder"]["duel"]
         attacker, defender = duel["attacker"], duel["defender"]
         winner, energy = result.get("winner"), result.get("energy")
-        if winner not in (attacker, defender) or set(result) != {"winner", "energy"}:
+        if winner not in (attacker, defender) or set(result) - {"source"} != {"winner", "energy"}:
             raise IllegalAction(
                 f"an end-game battle result names the winner ({attacker} or {defender}) and energy"
             )
@@ -717,7 +736,13 @@ class ConquestRuleset(Ruleset):
         if energy[loser] >= duel["energy"][loser] or energy[winner] == 0:
             raise IllegalAction("the loser of a battle loses energy units and the winner keeps some")
         state["events"].append(
-            event("duel_battle", winner=winner, energy=dict(energy), number=duel["number"])
+            event(
+                "duel_battle",
+                winner=winner,
+                energy=dict(energy),
+                number=duel["number"],
+                **result_source(result),
+            )
         )
         self._advance_record(state, winner, 2, "won an end-game battle")
         self._advance_record(state, loser, -2, "lost an end-game battle")

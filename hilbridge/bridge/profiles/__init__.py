@@ -1,0 +1,1 @@
+"""Shipped cartridge profiles (JSON, one per cartridge; docs/bridge.md)."""

@@ -1,0 +1,201 @@
+"""`ConsoleResolver`: a `CombatResolver` whose battles are fought on the console and read off the bus.
+
+For each `CombatRequest` it tells the players what to enter (the energy units the board gives each
+side and, in the END GAME, the weapons they chose), plays those keys when the console is scripted,
+watches the capture until the battle is over, decodes winner and units with the cartridge's
+profile, shows them and asks for a one-key confirmation. A timeout, an unreadable screen, a result
+the rules refuse or a "no" from the players all end in a manual entry, with the reason; the result's
+``source`` says where it came from, so the action log records it. Nothing reaches the game before
+the result is confirmed: the engine applies what `resolve` returns.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hilbridge.bridge.consoles import BattleConsole, Movie
+from hilbridge.bridge.profile import ROLES, KeyScript, Profile
+from hilbridge.bridge.watch import BattleNotRead, Reading, watch_battle
+from hilbridge.errors import HilbridgeError
+from hilbridge.game.conquest.rules import WEAPONS
+from hilbridge.game.core import CombatRequest
+from hilbridge.machine.console import KEYBOARD
+from hilbridge.oracle.inputs import InputChange
+
+HUMAN_FRAMES = 60 * 60 * 10  # ten minutes for people to enter and fight a battle
+
+
+class BridgeUI(Protocol):
+    """The players' side: messages, the one-key confirmation, and typing a result by hand."""
+
+    def tell(self, text: str) -> None: ...
+
+    def confirm(self, text: str) -> bool: ...
+
+    def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
+        """The result typed from the screen (``winner``, and in the END GAME ``energy``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BattlePlan:
+    """What each side enters: role -> player, units, weapon (None: the players choose on the console)."""
+
+    players: Mapping[str, str]
+    units: Mapping[str, int]
+    weapons: Mapping[str, str | None]
+
+    def describe(self) -> str:
+        parts = []
+        for role in ROLES:
+            weapon = self.weapons[role] or "a weapon of their choice"
+            parts.append(f"{self.players[role]} ({role}) enters {self.units[role]} units and {weapon}")
+        return "; then ".join(parts) + "; the attacker presses ENTER"
+
+
+def plan_battle(request: CombatRequest, rng: random.Random, scripted: bool) -> BattlePlan:
+    """The entries for a request. Campaign battles name no weapons: scripted players draw them
+    from the engine's RNG for this step (so a replayed game fights the same battles)."""
+    players = {"attacker": request.attacker, "defender": request.defender}
+    energy = request.params.get("energy")
+    if not isinstance(energy, Mapping) or set(energy) != set(players.values()):
+        raise BattleNotRead(f"the {request.kind} request gives no energy units for both sides")
+    weapons_given = request.params.get("weapons") or {}
+    weapons: dict[str, str | None] = {}
+    for role, player in players.items():
+        weapon = weapons_given.get(player)
+        if weapon is None and scripted:
+            weapon = rng.choice(WEAPONS)
+        weapons[role] = weapon
+    return BattlePlan(players, {role: int(energy[players[role]]) for role in ROLES}, weapons)
+
+
+def battle_movie(plan: BattlePlan, keys: KeyScript) -> tuple[Movie, int]:
+    """The key presses that enter `plan` on a cartridge with this key script, and the frame of
+    the last release."""
+    names: list[str] = []
+    for step in keys.sequence:
+        what, _, role = step.partition(":")
+        if what == "units":
+            names += list(str(plan.units[role]))
+        elif what == "weapon":
+            weapon = plan.weapons[role]
+            if weapon not in keys.weapons:
+                raise BattleNotRead(f"the cartridge has no key for the weapon {weapon!r}")
+            names.append(keys.weapons[weapon])
+        else:
+            names.append(step)
+    changes: list[InputChange] = []
+    frame = keys.boot_frames
+    for name in names:
+        row, bit = KEYBOARD[name]
+        changes.append(InputChange(frame, True, f"KEY.{row}", 1 << bit))
+        changes.append(InputChange(frame + keys.hold_frames, False, f"KEY.{row}", 1 << bit))
+        frame += 2 * keys.hold_frames
+    return tuple(changes), frame
+
+
+class ConsoleResolver:
+    """Battles on `console`, read with `profile`; `validate(result)` raises `IllegalAction` for a
+    result the rules refuse (the CLI asks the ruleset, on the game's current state)."""
+
+    def __init__(
+        self,
+        console: BattleConsole,
+        profile: Profile,
+        ui: BridgeUI,
+        *,
+        validate: Callable[[dict[str, Any]], None] | None = None,
+        use_record: bool = True,
+        region: str = "ntsc",
+        human_frames: int = HUMAN_FRAMES,
+    ):
+        profile.check_cartridge(console.cart)
+        self.console = console
+        self.profile = profile
+        self.ui = ui
+        self.validate = validate
+        self.use_record = use_record
+        self.region = region
+        self.human_frames = human_frames
+        self.battles: list[tuple[BattlePlan | None, Reading | None]] = []  # per battle: entries, bus reading
+
+    def resolve(self, request: CombatRequest, rng: random.Random) -> dict[str, Any]:
+        plan: BattlePlan | None = None
+        try:
+            plan = plan_battle(request, rng, self.console.scripted)
+            self.ui.tell(
+                f"Battle {request.attacker} vs {request.defender} on the console: {plan.describe()}."
+            )
+            reading = self._fight(plan)
+        except BattleNotRead as error:
+            self.battles.append((plan, None))
+            return self._manual(request, error.message)
+        self.battles.append((plan, reading))
+        result = self._result(request, plan, reading)
+        problem = self._refused(result)
+        if problem:
+            return self._manual(request, f"the rules refuse the console's result: {problem}")
+        shown = ", ".join(f"{plan.players[role]} {reading.units[role]} units" for role in ROLES)
+        question = (
+            f"The console says: {result['winner']} wins; left: {shown} (from the {reading.source}). Correct?"
+        )
+        if not self.ui.confirm(question):
+            return self._manual(request, "the players corrected the console's result")
+        return result
+
+    def _fight(self, plan: BattlePlan) -> Reading:
+        if self.console.scripted:
+            if self.profile.keys is None:
+                raise BattleNotRead(
+                    f"no key script for {self.profile.name}: scripted players cannot enter it"
+                )
+            most = self.profile.keys.max_units
+            for role in ROLES:
+                if plan.units[role] > most:
+                    raise BattleNotRead(f"{plan.units[role]} units do not fit the cartridge (at most {most})")
+            movie, last = battle_movie(plan, self.profile.keys)
+            frames = last + self.profile.battle_frames
+        else:
+            movie, frames = (), self.human_frames
+        source = self.console.battle(movie, frames)
+        try:
+            return watch_battle(source, self.profile, frames, use_record=self.use_record, region=self.region)
+        except BattleNotRead:
+            raise
+        except HilbridgeError as error:  # the device itself (a link, MAME) failed
+            raise BattleNotRead(f"the console failed: {error.message}") from None
+        finally:
+            source.close()
+
+    def _result(self, request: CombatRequest, plan: BattlePlan, reading: Reading) -> dict[str, Any]:
+        source = f"console {self.console.name}: {reading.source}"
+        if reading.sequence is not None:
+            source += f" #{reading.sequence}"
+        result: dict[str, Any] = {"winner": plan.players[reading.winner]}
+        if request.kind == "end_game_battle":
+            result["energy"] = {plan.players[role]: reading.units[role] for role in ROLES}
+        result["source"] = source
+        return result
+
+    def _refused(self, result: dict[str, Any]) -> str | None:
+        if self.validate is None:
+            return None
+        try:
+            self.validate(result)
+        except HilbridgeError as error:
+            return error.message
+        return None
+
+    def _manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
+        self.ui.tell(f"Enter the result by hand: {reason}")
+        while True:
+            typed = dict(self.ui.manual(request, reason))
+            result = {**typed, "source": f"manual entry: {reason}"}
+            problem = self._refused(result)
+            if problem is None:
+                return result
+            self.ui.tell(f"refused: {problem}")
