@@ -94,7 +94,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     """The basic game: setup, who moves, chance, move dispatch, the text board and the invariants."""
 
     name = "supremacy"
-    version = 1
+    version = 2  # 2: occupation takes the captured zone's cards in all three outcomes (saves of 1 differ)
     min_players = 2
     max_players = 6
 
