@@ -15,6 +15,7 @@ import click
 from hilbridge.errors import HilbridgeError
 from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
 from hilbridge.game.registry import RULESET_MODULES
+from hilbridge.game.session import random_seed
 
 
 def _parse_value(text: str) -> Any:
@@ -95,7 +96,11 @@ def game() -> None:
 @click.argument("name", type=click.Choice(sorted(RULESET_MODULES)))
 @click.argument("save", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--players", required=True, help="Comma-separated player names in seating order.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed for dice, draws and shuffles.")
+@click.option(
+    "--seed",
+    type=int,
+    help="Seed for dice, draws and shuffles (default: random; fix it for tests and replays).",
+)
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="A rules option (ruling).")
 @click.option(
     "--homeland", "homelands", multiple=True, metavar="PLAYER=COUNTRY", help="Conquest: a HOMELAND."
@@ -108,7 +113,7 @@ def new(
     name: str,
     save: Path,
     players: str,
-    seed: int,
+    seed: int | None,
     options: tuple[str, ...],
     homelands: tuple[str, ...],
     board: Path | None,
@@ -126,7 +131,7 @@ def new(
         from hilbridge.game.conquest.board import load_board
 
         setup["board"] = load_board(board)
-    created = Game(ruleset, setup, seed)
+    created = Game(ruleset, setup, random_seed() if seed is None else seed)
     created.save(save)
     click.echo(f"{name} for {', '.join(names)} saved to {save}")
 

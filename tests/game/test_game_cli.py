@@ -129,3 +129,15 @@ def test_unknown_player_is_a_user_error(tmp_path):
     path = new_game(tmp_path)
     result = CliRunner().invoke(cli, ["game", "show", str(path), "--as", "zed"])
     assert result.exit_code == 2 and "does not play" in result.output
+
+
+def test_new_seeds_the_dice_randomly_unless_a_seed_is_given(tmp_path):
+    seeds = set()
+    for number in range(3):
+        path = tmp_path / f"random{number}.json"
+        assert run("new", "conquest", str(path), "--players", "ann,bob").exit_code == 0
+        seeds.add(json.loads(path.read_text())["seed"])
+    assert len(seeds) == 3
+    fixed = tmp_path / "fixed.json"
+    assert run("new", "conquest", str(fixed), "--players", "ann,bob", "--seed", "7").exit_code == 0
+    assert json.loads(fixed.read_text())["seed"] == 7
