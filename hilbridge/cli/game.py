@@ -238,3 +238,19 @@ def _load_as(save: Path, player: str | None) -> Game:
     if player is not None and player not in loaded.setup["players"]:
         raise HilbridgeError(f"{player!r} does not play in this game ({', '.join(loaded.setup['players'])})")
     return loaded
+
+
+@game.command("serve")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(1, 65535), default=8470, show_default=True)
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on (others: a warning)."
+)
+@click.option("--random-battles", is_flag=True, help="Let the computer decide console battles.")
+@click.option("--no-qr", is_flag=True, help="Print the URLs without QR codes.")
+def serve(save: Path, port: int, host: str, random_battles: bool, no_qr: bool) -> None:
+    """Play SAVE in the browser: one private URL per player (docs/table.md)."""
+    from hilbridge.table.serve import serve as serve_table
+
+    console = RandomResolver(Game.load(save).ruleset) if random_battles else None
+    serve_table(save, host=host, port=port, console=console, qr=not no_qr, echo=click.echo)
