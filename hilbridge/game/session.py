@@ -128,7 +128,7 @@ class Game:
             waiting = ", ".join(self.current_players()) or "nobody"
             raise IllegalAction(f"it is not {action.player}'s turn (waiting for {waiting})")
         if not self.ruleset.is_legal(state, action):
-            raise IllegalAction(f"illegal move: {action}")
+            raise IllegalAction(f"illegal move: {action}{self._reason(state, action)}")
         if not self.ruleset.is_simultaneous(state):
             self._push(action, self.ruleset.apply(state, action), {})
             return
@@ -143,6 +143,16 @@ class Game:
         after = self.ruleset.apply_joint(state, commits)
         reveal = event("revealed", moves={player: move.to_json() for player, move in commits.items()})
         self.entries.append(LogEntry(action, after, (*committed, reveal, *after.get("events", ())), {}))
+
+    def _reason(self, state: State, action: Action) -> str:
+        """Why the rules refuse `action`, where applying it says so (for the player's message)."""
+        if self.ruleset.is_simultaneous(state):
+            return ""
+        try:
+            self.ruleset.apply(state, action)
+        except IllegalAction as error:
+            return "" if error.message.startswith("illegal move") else f" ({error.message})"
+        return ""
 
     def _push(self, action: Action, after: State, commits: Mapping[str, Action]) -> None:
         self.entries.append(LogEntry(action, after, tuple(after.get("events", ())), commits))

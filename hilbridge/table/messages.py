@@ -20,7 +20,7 @@ def templates(game: str) -> dict[str, str]:
 
 def _plain(value: Any) -> str:
     if isinstance(value, list):
-        return ", ".join(_plain(item) for item in value) or "nobody"
+        return ", ".join(_plain(item) for item in value) or "-"
     if isinstance(value, dict):
         if set(value) == {"kind", "player", "params"}:
             details = " ".join(f"{k}={_plain(v)}" for k, v in value["params"].items())
