@@ -7,6 +7,8 @@ writes it back atomically, so a bad command or a corrupt file never costs the la
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,8 @@ def _choices(game: Game, player: str) -> str:
 
 
 def _pick(game: Game, player: str, text: str) -> Action:
+    """A listed move by number or name, or any move typed as ``KIND NAME=VALUE ...`` (amounts:
+    ``sell resource=oil units=2``; quote names with spaces; lists by commas: ``targets=Peru,Brazil``)."""
     options = game.legal_actions(player)
     text = text.strip()
     if text.isdigit() and 1 <= int(text) <= len(options):
@@ -65,7 +69,51 @@ def _pick(game: Game, player: str, text: str) -> Action:
     for action in options:
         if action_label(action).casefold() == " ".join(text.split()).casefold():
             return action
-    raise HilbridgeError(f"{text!r} is not one of {player}'s moves (type its number or its name)")
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        raise HilbridgeError(f"cannot read {text!r}: {error}") from None
+    if len(words) > 1 and all("=" in word for word in words[1:]):
+        examples = [a.params for a in options if a.kind == words[0]]
+        params: dict[str, Any] = {}
+        for key, value in _pairs(tuple(words[1:]), "a move's parameter").items():
+            is_list = any(isinstance(example.get(key), list) for example in examples)
+            params[key] = [item.strip() for item in value.split(",")] if is_list else _parse_value(value)
+        return Action(words[0], player, params)
+    raise HilbridgeError(
+        f"{text!r} is not one of {player}'s moves (type its number or its name, or KIND NAME=VALUE ...)"
+    )
+
+
+class Quit(Exception):
+    """The player typed `quit` at a prompt: save and leave."""
+
+
+def _ask(text: str, read: Callable[[str], Any]) -> Any:
+    """Prompt until `read` accepts the answer; `quit` leaves from any prompt."""
+    while True:
+        answer = click.prompt(text).strip()
+        if answer in ("quit", "q"):
+            raise Quit
+        try:
+            return read(answer)
+        except ValueError as error:
+            click.echo(f"{error} (or type quit)")
+
+
+def _choice(options: list[str]) -> Callable[[str], str]:
+    def read(answer: str) -> str:
+        if answer not in options:
+            raise ValueError(f"{answer!r} is not one of {', '.join(options)}")
+        return answer
+
+    return read
+
+
+def _units(answer: str) -> int:
+    if not answer.isdigit():
+        raise ValueError(f"{answer!r} is not a number of energy units")
+    return int(answer)
 
 
 class PromptResolver:
@@ -75,16 +123,22 @@ class PromptResolver:
         if "dice" in request.params:
             return DiceResolver().resolve(request, rng)
         sides = [request.attacker, request.defender]
-        winner = click.prompt(
-            f"Battle {request.attacker} vs {request.defender}: winner", type=click.Choice(sides)
+        winner = _ask(
+            f"Battle {request.attacker} vs {request.defender}: winner ({'/'.join(sides)})", _choice(sides)
         )
         if request.kind != "end_game_battle":
             return {"winner": winner}
-        energy = {
-            side: click.prompt(f"energy units left on screen for {side}", type=click.IntRange(0))
-            for side in sides
-        }
+        energy = {side: _ask(f"energy units left on screen for {side}", _units) for side in sides}
         return {"winner": winner, "energy": energy}
+
+
+def _report(game: Game, since: int, viewer: str | None) -> None:
+    """Say what the moves from log position `since` on did (dice, losses, cards, money)."""
+    from hilbridge.table.messages import describe_event
+
+    for item in game.events(viewer):
+        if item["step"] > since:
+            click.echo("  " + describe_event(game.ruleset.name, item))
 
 
 @click.group("game")
@@ -184,30 +238,39 @@ def play(save: Path, player: str | None, random_battles: bool) -> None:
     """
     loaded = _load_as(save, player)
     resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
+    try:
+        _play(loaded, save, player, resolver)
+    except (Quit, click.Abort):
+        click.echo(f"\nsaved in {save}")
+
+
+def _play(loaded: Game, save: Path, player: str | None, resolver: Any) -> None:
+    """The play loop: the board when the position changes, then the mover's moves and a prompt."""
+    shown = -1
     while not loaded.is_terminal():
         waiting = loaded.current_players()
         if waiting == (CHANCE,):
+            before = len(loaded.entries)
             try:
                 loaded.step_chance(resolver)
             except HilbridgeError as error:
                 click.echo(str(error))
                 continue
+            _report(loaded, before, player)
             loaded.save(save)
             continue
         mover = waiting[0] if player is None else player
         if mover not in waiting:
             click.echo(f"waiting for {', '.join(waiting)}; the game is saved in {save}")
             return
-        click.echo(_show(loaded, mover))
-        click.echo(f"{mover} to move:\n{_choices(loaded, mover)}")
-        try:
-            command = click.prompt(f"{mover}", default="", show_default=False).strip()
-        except click.Abort:
-            click.echo(f"\nsaved in {save}")
-            return
+        if shown != len(loaded.entries):
+            click.echo(_show(loaded, mover))
+            click.echo(f"{mover} to move:\n{_choices(loaded, mover)}")
+            shown = len(loaded.entries)
+        command = click.prompt(f"{mover}", default="", show_default=False).strip()
+        before = len(loaded.entries)
         if command in ("quit", "q"):
-            click.echo(f"saved in {save}")
-            return
+            raise Quit
         if command == "undo":
             try:
                 undone = loaded.undo(player)
@@ -217,17 +280,21 @@ def play(save: Path, player: str | None, random_battles: bool) -> None:
             for action in undone:
                 click.echo(f"undone: {loaded.describe_action(action, mover)}")
         elif command == "log":
+            from hilbridge.table.messages import describe_event
+
             for item in loaded.events(mover)[-15:]:
-                click.echo(f"  {item['step']:>4} {item['kind']}")
+                click.echo(f"  {item['step']:>4} {describe_event(loaded.ruleset.name, item)}")
             continue
         elif command in ("show", ""):
+            shown = -1
             continue
         else:
             try:
                 loaded.apply(_pick(loaded, mover, command))
             except HilbridgeError as error:
-                click.echo(str(error))
+                click.echo(f"{error} (type show to see the board and the moves again)")
                 continue
+            _report(loaded, before, mover if player is not None else None)
         loaded.save(save)
     click.echo(_show(loaded, player))
 

@@ -141,3 +141,46 @@ def test_new_seeds_the_dice_randomly_unless_a_seed_is_given(tmp_path):
     fixed = tmp_path / "fixed.json"
     assert run("new", "conquest", str(fixed), "--players", "ann,bob", "--seed", "7").exit_code == 0
     assert json.loads(fixed.read_text())["seed"] == 7
+
+
+def supremacy(tmp_path, *extra: str):
+    path = tmp_path / "supremacy.json"
+    result = run("new", "supremacy", str(path), "--players", "ann,bob", "--seed", "4", *extra)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_play_takes_moves_with_amounts_and_says_what_they_did(tmp_path):
+    """S-3.C's example: two units of oil at $500M pay $1 billion."""
+    path = supremacy(tmp_path)
+    steps = "1\n1\n1\n1\nbid 1\nbid 0\nsell resource=oil units=2\nquit\n"
+    result = run("play", str(path), input=steps)
+    assert result.exit_code == 0, result.output
+    assert "ann sells 2 oil to the market for $1000M." in result.output
+    assert "Stage 3 blind bids: ann: 1; bob: 0." in result.output
+    assert "salary bill $" in result.output and "cards: " in result.output and "costs: move" in result.output
+    assert Game.load(path).state["supplies"]["ann"]["oil"] >= 1
+
+
+def test_play_ends_a_supremacy_game_with_the_winner_line(tmp_path):
+    path = supremacy(tmp_path, "--option", "turn_cap=1")
+    result = run("play", str(path), input="1\n" * 30)
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("Game over. Winner: nobody")
+
+
+def test_play_quits_at_the_battle_prompt_with_the_game_saved(tmp_path):
+    path = new_game(tmp_path, "--option", "starting_chips=20000")
+    run("play", str(path), input="pass\noccupy Scandinavia\nquit\n")
+    result = run("play", str(path), input="attack Scandinavia\nnobody\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "'nobody' is not one of cy, bob" in result.output and "saved in" in result.output
+    loaded = Game.load(path)
+    assert loaded.state["phase"] == "battle" and loaded.state["owner"]["Scandinavia"] == "bob"
+
+
+def test_play_does_not_redraw_the_board_after_a_typo(tmp_path):
+    path = new_game(tmp_path)
+    result = run("play", str(path), input="ocupy Canada\nquit\n")
+    assert result.output.count("WARCHEST/bank") == 1
+    assert "is not one of ann's moves" in result.output
