@@ -58,3 +58,21 @@ def conquest_at_battle(seed: int = 5) -> Game:
 def saved(game: Game, path: Path) -> Path:
     game.save(path)
     return path
+
+
+def conquest_at_end_game_battle() -> Game:
+    """A short Conquest game played at random (battles too) until an END GAME battle waits (the
+    first seed whose game gets there: in some, the end game has nobody to fight)."""
+    ruleset = get_ruleset("conquest")
+    for seed in range(50):
+        game = Game(ruleset, ruleset.default_setup(["ann", "bob", "cy"], {"max_rounds": 2}), seed)
+        rng, resolver = random.Random(seed), RandomResolver(ruleset)
+        while game.state["phase"] != "duel_battle" and not game.is_terminal():
+            if game.ruleset.current_players(game.state) == (CHANCE,):
+                game.step_chance(resolver)
+                continue
+            player = game.current_players()[0]
+            game.apply(rng.choice(game.legal_actions(player)))
+        if not game.is_terminal():
+            return game
+    raise AssertionError("no seed reached an END GAME battle")

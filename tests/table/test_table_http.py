@@ -6,7 +6,7 @@ import json
 
 import pytest
 from starlette.testclient import TestClient
-from table_games import conquest_at_battle, saved, supremacy_game
+from table_games import conquest_at_battle, conquest_at_end_game_battle, saved, supremacy_game
 
 from hilbridge.game import Game
 from hilbridge.table.app import create_app
@@ -161,3 +161,20 @@ def test_a_console_battle_waits_as_a_prompt_for_its_two_players(tmp_path):
     assert done.status_code == 200
     assert f"Battle for {battle['country']}: {attacker} wins." in done.json()["did"]
     assert state(client, table, other)["battle"] is None
+
+
+def test_an_end_game_battle_asks_for_the_winner_and_the_energy_left(tmp_path):
+    game = conquest_at_end_game_battle()
+    duel = game.state["ladder"]["duel"]
+    table = Table(saved(game, tmp_path / "conquest.json"))
+    client = TestClient(create_app(table))
+    attacker, defender = duel["attacker"], duel["defender"]
+    seen = state(client, table, attacker)
+    fields = {field["name"]: field for field in seen["battle"]["fields"]}
+    assert fields[f"energy.{defender}"]["max"] == duel["energy"][defender]
+    assert seen["svg"].startswith("<svg") and 'data-zone="Canada"' in seen["svg"]
+    energy = {attacker: duel["energy"][attacker], defender: 0}
+    body = {"revision": seen["revision"], "result": {"winner": attacker, "energy": energy}}
+    done = client.post(url(table, attacker, "/battle"), json=body)
+    assert done.status_code == 200, done.text
+    assert any(line.startswith("End-game battle 1: " + attacker + " wins") for line in done.json()["did"])
