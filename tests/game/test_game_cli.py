@@ -50,6 +50,7 @@ def test_show_lists_the_board_and_the_players_moves(tmp_path):
     result = run("show", str(path), "--as", "ann")
     assert "United States" in result.output and "occupied by ann (HOMELAND)" in result.output
     assert "occupy Canada" in result.output
+    assert "costs per country value: occupy 500 PBU, ally 250 PBU, attack 1000 PBU" in result.output
     assert "ann's moves" not in run("show", str(path), "--as", "bob").output
 
 
