@@ -192,7 +192,11 @@ def new(
 
 @game.command("show")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--as", "player", help="Show only what this player may see (default: public view).")
+@click.option(
+    "--as",
+    "player",
+    help="Show only what this player may see (a convenience, not a check; default: public view).",
+)
 def show(save: Path, player: str | None) -> None:
     """Show the board as PLAYER (or a spectator) sees it, and PLAYER's moves."""
     loaded = _load_as(save, player)
@@ -229,7 +233,11 @@ def replay(save: Path, player: str | None) -> None:
 
 @game.command("play")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--as", "player", help="Play only this player's moves (others play from their own terminals).")
+@click.option(
+    "--as",
+    "player",
+    help="Play only this player's moves (a convenience, not a check; see docs/table.md).",
+)
 @click.option("--random-battles", is_flag=True, help="Let the computer decide battles (no console).")
 def play(save: Path, player: str | None, random_battles: bool) -> None:
     """Play interactively: type a move's number or name, `undo`, `show`, `log` or `quit`.

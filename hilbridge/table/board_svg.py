@@ -65,7 +65,7 @@ def _svg(width: int, height: int, body: list[str], legend: list[str]) -> str:
     style = (
         "<style>.border{stroke:#8a8a8a;stroke-width:0.8}.name{font:9px sans-serif;text-anchor:middle;"
         "fill:#222}.count{font:bold 9px sans-serif;text-anchor:middle;fill:#000}"
-        ".legend{font:12px sans-serif}.cloud{font:16px sans-serif;text-anchor:middle}</style>"
+        ".legend{font:12px sans-serif}.zone{cursor:pointer}</style>"
     )
     return (
         f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height + 30}' class='board'>"
@@ -115,7 +115,10 @@ def supremacy_svg(view: dict[str, Any], board: Any) -> str:
         if zone.port:
             extra += f"<circle cx='{x + 10}' cy='{y - 9}' r='3' fill='#fff' stroke='#333' class='port'/>"
         if name in view["clouds"]:
-            extra += f"<text x='{x}' y='{y + 5}' class='cloud mushroom-cloud'>☁</text>"
+            extra += (
+                f"<g class='mushroom-cloud'><rect x='{x - 2}' y='{y - 2}' width='4' height='9' fill='#000'/>"
+                f"<ellipse cx='{x}' cy='{y - 4}' rx='8' ry='5' fill='#000'/></g>"
+            )
             tip += "; nuked (mushroom cloud)"
         body.append(_node(name, x, y, fill, stroke, label, tip, extra))
     labels = {p: f"{p} ({view['power'].get(p, '?')})" for p in view["players"]}

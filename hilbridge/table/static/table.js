@@ -74,11 +74,52 @@ function moveForm(spec, prefix, onSubmit, button) {
   return form;
 }
 
+// A live update redraws the forms; what the player was typing into them is kept.
+function keepTyped(container) {
+  const typed = new Map();
+  for (const input of container.querySelectorAll("input, select")) {
+    typed.set(input.id, input.multiple ? Array.from(input.selectedOptions, o => o.value) : input.value);
+  }
+  return typed;
+}
+
+function restoreTyped(container, typed) {
+  for (const input of container.querySelectorAll("input, select")) {
+    if (!typed.has(input.id)) continue;
+    const value = typed.get(input.id);
+    if (input.multiple) {
+      for (const option of input.options) option.selected = value.includes(option.value);
+    } else if (input.tagName !== "SELECT" || Array.from(input.options).some(o => o.value === value)) {
+      input.value = value;
+    }
+  }
+}
+
+// A click on a zone of the map fills the "from" field, then "to" (and adds to a list of targets).
+function pickZone(name) {
+  const form = document.querySelector("#forms form");
+  if (!form) return;
+  const targets = form.elements["targets"];
+  if (targets) {
+    for (const option of targets.options) if (option.value === name) option.selected = !option.selected;
+    return;
+  }
+  const from = form.elements["from"] || form.elements["zone"], to = form.elements["to"];
+  const field = from && (!from.dataset.picked || !to) ? from : to;
+  if (!field) return;
+  field.value = name;
+  if (field === from) from.dataset.picked = "1"; else if (from) delete from.dataset.picked;
+}
+
 function render(state) {
   revision = state.revision;
   document.body.dataset.revision = state.revision;
   document.getElementById("status").textContent = state.status;
-  document.getElementById("map").innerHTML = state.svg;
+  const map = document.getElementById("map");
+  map.innerHTML = state.svg;
+  for (const zone of map.querySelectorAll("g.zone")) {
+    zone.addEventListener("click", () => pickZone(zone.dataset.zone));
+  }
   document.getElementById("board").textContent = state.board;
   const battle = document.getElementById("battle");
   battle.replaceChildren();
@@ -91,13 +132,25 @@ function render(state) {
     }
   }
   const forms = document.getElementById("forms");
+  const typed = keepTyped(forms);
   forms.replaceChildren(...state.forms.map(spec =>
     moveForm(spec, "form", params => send("/move", {kind: spec.kind, params: params}), "Do it")));
+  restoreTyped(forms, typed);
+  const groups = new Map();
+  for (const move of state.moves) {
+    if (!groups.has(move.kind)) groups.set(move.kind, []);
+    groups.get(move.kind).push(move);
+  }
   const moves = document.getElementById("moves");
-  moves.replaceChildren(...state.moves.map(move => {
-    const button = el("button", {type: "button", class: "move", "data-kind": move.kind, text: move.label});
-    button.addEventListener("click", () => send("/move", {kind: move.kind, params: move.params}));
-    return button;
+  moves.replaceChildren(...Array.from(groups, ([kind, list]) => {
+    const group = el("details", {"data-kind": kind}, [el("summary", {text: `${kind.replace(/_/g, " ")} (${list.length})`})]);
+    group.open = list.length <= 12;
+    for (const move of list) {
+      const button = el("button", {type: "button", class: "move", "data-kind": move.kind, text: move.label});
+      button.addEventListener("click", () => send("/move", {kind: move.kind, params: move.params}));
+      group.appendChild(button);
+    }
+    return group;
   }));
   const undo = document.getElementById("undo");
   undo.hidden = !state.can_undo;
