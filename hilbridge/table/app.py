@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -67,7 +68,7 @@ def create_app(table: Table) -> Starlette:
         player = seat(request)
         if player is None:
             return _forbidden()
-        return _json(table.snapshot(player))
+        return _json(await run_in_threadpool(table.snapshot, player))
 
     def action(method: str) -> Any:
         async def handle(request: Request) -> Response:
@@ -79,7 +80,7 @@ def create_app(table: Table) -> Starlette:
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 return _json({"error": f"the request body is not JSON: {error}"}, 400)
             try:
-                return _json(getattr(table, method)(player, body))
+                return _json(await run_in_threadpool(getattr(table, method), player, body))
             except StaleMove as error:
                 return _json({"error": error.message, "stale": True, "revision": table.revision}, 409)
             except BadRequest as error:
@@ -92,7 +93,12 @@ def create_app(table: Table) -> Starlette:
         if player is None:
             return _forbidden()
         queue: asyncio.Queue[str] = asyncio.Queue()
-        table.listeners.append(queue.put_nowait)
+        loop = asyncio.get_running_loop()
+
+        def listener(revision: str) -> None:  # called from the thread that made the move
+            loop.call_soon_threadsafe(queue.put_nowait, revision)
+
+        table.listeners.append(listener)
 
         async def stream() -> AsyncIterator[str]:
             try:
@@ -105,7 +111,7 @@ def create_app(table: Table) -> Starlette:
                         continue
                     yield f"data: {revision}\n\n"
             finally:
-                table.listeners.remove(queue.put_nowait)
+                table.listeners.remove(listener)
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers=PRIVATE)
 

@@ -13,6 +13,10 @@ from importlib import resources
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from hilbridge.game.conquest.rules import ConquestRuleset
+from hilbridge.game.core import Ruleset, State
+from hilbridge.game.supremacy import Supremacy
+
 PLAYER_COLOURS = ("#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
 """One colour per seat, in seating order."""
 
@@ -148,3 +152,19 @@ def conquest_svg(view: dict[str, Any]) -> str:
         node = _node(name, x, y, fill, "#444", str(board["values"][name]), tip, extra)
         body.append(node.replace(f"fill='{fill}'", f"fill='{fill}'{opacity}", 1))
     return _svg(width, height, body, _legend(view["players"], palette, height, {}))
+
+
+def zone_names(ruleset: Ruleset, view: State) -> list[str]:
+    """The zones a move may name: Supremacy's territories and seas, or Conquest's countries."""
+    if isinstance(ruleset, Supremacy):
+        return list(ruleset.board.zones)
+    return list(view["board"]["values"]) if "board" in view else []
+
+
+def draw_board(ruleset: Ruleset, view: State) -> str:
+    """The map of `view` for the games that have one (an empty string for any other)."""
+    if isinstance(ruleset, Supremacy):
+        return supremacy_svg(view, ruleset.board)
+    if isinstance(ruleset, ConquestRuleset):
+        return conquest_svg(view)
+    return ""

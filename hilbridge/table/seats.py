@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Collection, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,7 +20,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.files import write_atomic
 from hilbridge.game import CHANCE, Action, CombatRequest, CombatResolver, DiceResolver, Game
 from hilbridge.game.session import SAVE_MODE
-from hilbridge.table.board_svg import conquest_svg, supremacy_svg
+from hilbridge.table.board_svg import draw_board, zone_names
 from hilbridge.table.messages import describe_event
 
 TOKENS_FORMAT = "hilbridge-table-tokens"
@@ -78,6 +79,7 @@ class Table:
         self.listeners: list[Callable[[str], None]] = []
         self._boot = secrets.token_hex(3)  # a restarted server's revisions never match old pages
         self._changes = 0
+        self._lock = threading.Lock()  # moves may come from several threads (a console resolver blocks)
         if self._advance():
             self.game.save(self.save_path)
 
@@ -128,13 +130,16 @@ class Table:
     # -- what a player is sent ---------------------------------------------------------------------
     def snapshot(self, player: str) -> dict[str, Any]:
         """Everything the page shows, from the player's own view only."""
+        with self._lock:
+            return self._snapshot(player)
+
+    def _snapshot(self, player: str) -> dict[str, Any]:
         game = self.game
         view = game.view(player)
         name = game.ruleset.name
         events = view.pop("events")
         moves = game.legal_actions(player)
         battle = self.pending_battle()
-        svg = supremacy_svg(view, game.ruleset.board) if name == "supremacy" else conquest_svg(view)  # type: ignore[attr-defined]
         winners = game.ruleset.winners(game.state) if game.is_terminal() else []
         return {
             "player": player,
@@ -145,7 +150,7 @@ class Table:
             "waiting_for": view["waiting_for"],
             "status": self._status(player, view, battle, winners),
             "board": game.ruleset.describe({**view, "events": events}),
-            "svg": svg,
+            "svg": draw_board(game.ruleset, view),
             "moves": [{"label": _label(action), **action.to_json()} for action in moves],
             "forms": self._forms(view, player, moves),
             "battle": _battle_prompt(battle, player),
@@ -198,18 +203,17 @@ class Table:
             return [p for p in self.players if p != player]
         if kind == "resource":
             return ["grain", "oil", "mineral"]
-        board = getattr(self.game.ruleset, "board", None)
-        return sorted(board.zones) if board is not None else sorted(view["board"]["values"])
+        return sorted(zone_names(self.game.ruleset, view))
 
     def _may_undo(self, player: str) -> bool:
         last = next((e for e in reversed(self.game.entries) if e.action.player != CHANCE), None)
         return last is not None and last.action.player == player
 
     # -- what a player does ----------------------------------------------------------------------
-    def _check(self, body: Any, keys: set[str], optional: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+    def _check(self, body: Any, keys: set[str], optional: Collection[str] = ()) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
-        missing, unknown = keys - set(body), set(body) - keys - optional
+        missing, unknown = keys - set(body), set(body) - keys - set(optional)
         if missing or unknown:
             raise BadRequest(
                 "the request needs "
@@ -225,14 +229,27 @@ class Table:
 
     def move(self, player: str, body: Any) -> dict[str, Any]:
         """Make `player`'s move: ``{"revision", "kind", "params"}``."""
+        with self._lock:
+            return self._move(player, body)
+
+    def battle(self, player: str, body: Any) -> dict[str, Any]:
+        """Report the console battle's result: ``{"revision", "result"}`` (checked by the rules)."""
+        with self._lock:
+            return self._battle(player, body)
+
+    def undo(self, player: str, body: Any) -> dict[str, Any]:
+        """Take back the player's own last move (never a secret move after its reveal)."""
+        with self._lock:
+            return self._undo(player, body)
+
+    def _move(self, player: str, body: Any) -> dict[str, Any]:
         body = self._check(body, {"revision", "kind"}, {"params"})
         kind, params = body["kind"], body.get("params", {})
         if not isinstance(kind, str) or not kind or not isinstance(params, dict):
             raise BadRequest("kind must be a move's name and params an object")
         return self._act(player, lambda: self.game.apply(Action(kind, player, params)))
 
-    def battle(self, player: str, body: Any) -> dict[str, Any]:
-        """Report the console battle's result: ``{"revision", "result"}`` (checked by the rules)."""
+    def _battle(self, player: str, body: Any) -> dict[str, Any]:
         body = self._check(body, {"revision", "result"})
         request = self.pending_battle()
         if request is None:
@@ -243,8 +260,7 @@ class Table:
             raise BadRequest("result must be an object")
         return self._act(player, lambda: self.game.apply(Action("combat_result", CHANCE, body["result"])))
 
-    def undo(self, player: str, body: Any) -> dict[str, Any]:
-        """Take back the player's own last move (never a secret move after its reveal)."""
+    def _undo(self, player: str, body: Any) -> dict[str, Any]:
         self._check(body, {"revision"})
         if not self._may_undo(player):
             raise BadRequest("the last move is not yours to take back")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from starlette.testclient import TestClient
@@ -10,7 +11,7 @@ from table_games import conquest_at_battle, conquest_at_end_game_battle, saved, 
 
 from hilbridge.game import Game
 from hilbridge.table.app import create_app
-from hilbridge.table.seats import Table
+from hilbridge.table.seats import StaleMove, Table
 
 
 @pytest.fixture
@@ -178,3 +179,24 @@ def test_an_end_game_battle_asks_for_the_winner_and_the_energy_left(tmp_path):
     done = client.post(url(table, attacker, "/battle"), json=body)
     assert done.status_code == 200, done.text
     assert any(line.startswith("End-game battle 1: " + attacker + " wins") for line in done.json()["did"])
+
+
+def test_simultaneous_moves_from_two_threads_one_applies_one_is_stale(table):
+    revision = table.revision
+    start, outcomes = threading.Barrier(2), {}
+
+    def bid_now(player: str) -> None:
+        start.wait()
+        try:
+            table.move(player, {"revision": revision, "kind": "bid", "params": {"cubes": 1}})
+            outcomes[player] = "applied"
+        except StaleMove:
+            outcomes[player] = "stale"
+
+    threads = [threading.Thread(target=bid_now, args=(player,)) for player in ("ann", "bob")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes.values()) == ["applied", "stale"]
+    assert len(Game.load(table.save_path).commits) == 1
