@@ -20,6 +20,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.files import write_atomic
 from hilbridge.game import CHANCE, Action, CombatRequest, CombatResolver, DiceResolver, Game
 from hilbridge.game.session import SAVE_MODE
+from hilbridge.game.supremacy.board import RESOURCES
 from hilbridge.table.board_svg import draw_board, zone_names
 from hilbridge.table.messages import describe_event
 
@@ -202,7 +203,7 @@ class Table:
         if kind == "player":
             return [p for p in self.players if p != player]
         if kind == "resource":
-            return ["grain", "oil", "mineral"]
+            return list(RESOURCES)
         return sorted(zone_names(self.game.ruleset, view))
 
     def _may_undo(self, player: str) -> bool:
