@@ -18,6 +18,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
 from hilbridge.game.registry import RULESET_MODULES
 from hilbridge.game.session import random_seed
+from hilbridge.table.messages import describe_event
 
 
 def _parse_value(text: str) -> Any:
@@ -134,8 +135,6 @@ class PromptResolver:
 
 def _report(game: Game, since: int, viewer: str | None) -> None:
     """Say what the moves from log position `since` on did (dice, losses, cards, money)."""
-    from hilbridge.table.messages import describe_event
-
     for item in game.events(viewer):
         if item["step"] > since:
             click.echo("  " + describe_event(game.ruleset.name, item))
@@ -288,8 +287,6 @@ def _play(loaded: Game, save: Path, player: str | None, resolver: Any) -> None:
             for action in undone:
                 click.echo(f"undone: {loaded.describe_action(action, mover)}")
         elif command == "log":
-            from hilbridge.table.messages import describe_event
-
             for item in loaded.events(mover)[-15:]:
                 click.echo(f"  {item['step']:>4} {describe_event(loaded.ruleset.name, item)}")
             continue
