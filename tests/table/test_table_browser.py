@@ -122,10 +122,22 @@ class Page:
     def my_turn(self) -> bool:
         return self.text("status").startswith("Your move")
 
+    def labels(self) -> list[str]:
+        return [button.text for button in self.driver.find_elements(By.CSS_SELECTOR, "#moves button")]
+
     def click_move(self, label: str) -> None:
+        """Press the move button `label` (retried while a live update redraws the buttons)."""
         revision = self.revision()
-        buttons = self.driver.find_elements(By.CSS_SELECTOR, "#moves button")
-        next(b for b in buttons if b.text == label).click()
+
+        def press() -> bool:
+            buttons = self.driver.find_elements(By.CSS_SELECTOR, "#moves button")
+            button = next((b for b in buttons if b.text == label), None)
+            if button is None:
+                return False
+            button.click()
+            return True
+
+        self.wait(press, f"a {label!r} button")
         self.wait(lambda: self.revision() != revision, f"the page to move on after {label!r}")
 
     def revision(self) -> str:
@@ -163,12 +175,15 @@ def finish_stage(pages: dict[str, Page]) -> None:
     deadline = time.monotonic() + WAIT
     while time.monotonic() < deadline:
         for page in pages.values():
-            labels = [b.text for b in page.driver.find_elements(By.CSS_SELECTOR, "#moves button")]
-            if "bid 0" in labels:
-                return
-            ending = next((label for label in labels if label in endings), None)
-            if page.my_turn() and ending:
-                page.click_move(ending)
+            try:
+                labels = page.labels()
+                if "bid 0" in labels:
+                    return
+                ending = next((label for label in labels if label in endings), None)
+                if page.my_turn() and ending:
+                    page.click_move(ending)
+            except WebDriverException:
+                pass  # the page was redrawn while we read it: look again
         time.sleep(0.2)
     raise AssertionError("Stage 4 did not end")
 
