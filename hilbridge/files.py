@@ -115,19 +115,20 @@ def _nesting_depth(text: str) -> int:
     return max(itertools.accumulate(steps), default=0)
 
 
-def write_atomic(path: PathLike, data: bytes) -> None:
+def write_atomic(path: PathLike, data: bytes, mode: int | None = None) -> None:
     """Write `data` to `path` so that a crash leaves either the old file or the new one, never half.
 
     The bytes go to a temporary file in the same directory, are flushed to disk, and the temporary
     file is renamed over the target (rename is atomic on POSIX within one file system). A symlink is
-    followed: the file it points to is replaced and the link stays.
+    followed: the file it points to is replaced and the link stays. `mode` fixes the file's
+    permissions (a private file: 0o600); by default they are an ordinary open()'s.
     """
     target = Path(os.path.realpath(path))
     directory = target.parent
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         # mkstemp creates the file 0600; give it the mode an ordinary open() would (or keep the old one).
-        os.fchmod(fd, _mode_for(target))
+        os.fchmod(fd, _mode_for(target) if mode is None else mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -7,7 +7,9 @@ writes it back atomically, so a bad command or a corrupt file never costs the la
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,8 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.files import check_outputs
 from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
 from hilbridge.game.registry import RULESET_MODULES
+from hilbridge.game.session import random_seed
+from hilbridge.table.messages import describe_event
 
 
 def _parse_value(text: str) -> Any:
@@ -59,6 +63,8 @@ def _choices(game: Game, player: str) -> str:
 
 
 def _pick(game: Game, player: str, text: str) -> Action:
+    """A listed move by number or name, or any move typed as ``KIND NAME=VALUE ...`` (amounts:
+    ``sell resource=oil units=2``; quote names with spaces; lists by commas: ``targets=Peru,Brazil``)."""
     options = game.legal_actions(player)
     text = text.strip()
     if text.isdigit() and 1 <= int(text) <= len(options):
@@ -66,7 +72,51 @@ def _pick(game: Game, player: str, text: str) -> Action:
     for action in options:
         if action_label(action).casefold() == " ".join(text.split()).casefold():
             return action
-    raise HilbridgeError(f"{text!r} is not one of {player}'s moves (type its number or its name)")
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        raise HilbridgeError(f"cannot read {text!r}: {error}") from None
+    if len(words) > 1 and all("=" in word for word in words[1:]):
+        examples = [a.params for a in options if a.kind == words[0]]
+        params: dict[str, Any] = {}
+        for key, value in _pairs(tuple(words[1:]), "a move's parameter").items():
+            is_list = any(isinstance(example.get(key), list) for example in examples)
+            params[key] = [item.strip() for item in value.split(",")] if is_list else _parse_value(value)
+        return Action(words[0], player, params)
+    raise HilbridgeError(
+        f"{text!r} is not one of {player}'s moves (type its number or its name, or KIND NAME=VALUE ...)"
+    )
+
+
+class Quit(Exception):
+    """The player typed `quit` at a prompt: save and leave."""
+
+
+def _ask(text: str, read: Callable[[str], Any]) -> Any:
+    """Prompt until `read` accepts the answer; `quit` leaves from any prompt."""
+    while True:
+        answer = click.prompt(text).strip()
+        if answer in ("quit", "q"):
+            raise Quit
+        try:
+            return read(answer)
+        except ValueError as error:
+            click.echo(f"{error} (or type quit)")
+
+
+def _choice(options: list[str]) -> Callable[[str], str]:
+    def read(answer: str) -> str:
+        if answer not in options:
+            raise ValueError(f"{answer!r} is not one of {', '.join(options)}")
+        return answer
+
+    return read
+
+
+def _units(answer: str) -> int:
+    if not answer.isdigit():
+        raise ValueError(f"{answer!r} is not a number of energy units")
+    return int(answer)
 
 
 class PromptResolver:
@@ -76,16 +126,20 @@ class PromptResolver:
         if "dice" in request.params:
             return DiceResolver().resolve(request, rng)
         sides = [request.attacker, request.defender]
-        winner = click.prompt(
-            f"Battle {request.attacker} vs {request.defender}: winner", type=click.Choice(sides)
+        winner = _ask(
+            f"Battle {request.attacker} vs {request.defender}: winner ({'/'.join(sides)})", _choice(sides)
         )
         if request.kind != "end_game_battle":
             return {"winner": winner}
-        energy = {
-            side: click.prompt(f"energy units left on screen for {side}", type=click.IntRange(0))
-            for side in sides
-        }
+        energy = {side: _ask(f"energy units left on screen for {side}", _units) for side in sides}
         return {"winner": winner, "energy": energy}
+
+
+def _report(game: Game, since: int, viewer: str | None) -> None:
+    """Say what the moves from log position `since` on did (dice, losses, cards, money)."""
+    for item in game.events(viewer):
+        if item["step"] > since:
+            click.echo("  " + describe_event(game.ruleset.name, item))
 
 
 @click.group("game")
@@ -97,7 +151,11 @@ def game() -> None:
 @click.argument("name", type=click.Choice(sorted(RULESET_MODULES)))
 @click.argument("save", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--players", required=True, help="Comma-separated player names in seating order.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed for dice, draws and shuffles.")
+@click.option(
+    "--seed",
+    type=int,
+    help="Seed for dice, draws and shuffles (default: random; fix it for tests and replays).",
+)
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE", help="A rules option (ruling).")
 @click.option(
     "--homeland", "homelands", multiple=True, metavar="PLAYER=COUNTRY", help="Conquest: a HOMELAND."
@@ -110,7 +168,7 @@ def new(
     name: str,
     save: Path,
     players: str,
-    seed: int,
+    seed: int | None,
     options: tuple[str, ...],
     homelands: tuple[str, ...],
     board: Path | None,
@@ -127,14 +185,18 @@ def new(
         from hilbridge.game.conquest.board import load_board
 
         setup["board"] = load_board(board)
-    created = Game(ruleset, setup, seed)
+    created = Game(ruleset, setup, random_seed() if seed is None else seed)
     created.save(save)
     click.echo(f"{name} for {', '.join(names)} saved to {save}")
 
 
 @game.command("show")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--as", "player", help="Show only what this player may see (default: public view).")
+@click.option(
+    "--as",
+    "player",
+    help="Show only what this player may see (a convenience, not a check; default: public view).",
+)
 def show(save: Path, player: str | None) -> None:
     """Show the board as PLAYER (or a spectator) sees it, and PLAYER's moves."""
     loaded = _load_as(save, player)
@@ -222,7 +284,11 @@ def _console_resolver(loaded: Game, device: str, cart: Path | None, profile: Pat
 
 @game.command("play")
 @click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--as", "player", help="Play only this player's moves (others play from their own terminals).")
+@click.option(
+    "--as",
+    "player",
+    help="Play only this player's moves (a convenience, not a check; see docs/table.md).",
+)
 @click.option("--random-battles", is_flag=True, help="Let the computer decide battles (no console).")
 @click.option(
     "--console", "device", help="Fight battles on a console: sim, mame or an adapter (docs/bridge.md)."
@@ -254,30 +320,39 @@ def play(
         resolver: Any = _console_resolver(loaded, device, cart, profile, screen_only)
     else:
         resolver = RandomResolver(loaded.ruleset) if random_battles else PromptResolver()
+    try:
+        _play(loaded, save, player, resolver)
+    except (Quit, click.Abort):
+        click.echo(f"\nsaved in {save}")
+
+
+def _play(loaded: Game, save: Path, player: str | None, resolver: Any) -> None:
+    """The play loop: the board when the position changes, then the mover's moves and a prompt."""
+    shown = -1
     while not loaded.is_terminal():
         waiting = loaded.current_players()
         if waiting == (CHANCE,):
+            before = len(loaded.entries)
             try:
                 loaded.step_chance(resolver)
             except HilbridgeError as error:
                 click.echo(str(error))
                 continue
+            _report(loaded, before, player)
             loaded.save(save)
             continue
         mover = waiting[0] if player is None else player
         if mover not in waiting:
             click.echo(f"waiting for {', '.join(waiting)}; the game is saved in {save}")
             return
-        click.echo(_show(loaded, mover))
-        click.echo(f"{mover} to move:\n{_choices(loaded, mover)}")
-        try:
-            command = click.prompt(f"{mover}", default="", show_default=False).strip()
-        except click.Abort:
-            click.echo(f"\nsaved in {save}")
-            return
+        if shown != len(loaded.entries):
+            click.echo(_show(loaded, mover))
+            click.echo(f"{mover} to move:\n{_choices(loaded, mover)}")
+            shown = len(loaded.entries)
+        command = click.prompt(f"{mover}", default="", show_default=False).strip()
+        before = len(loaded.entries)
         if command in ("quit", "q"):
-            click.echo(f"saved in {save}")
-            return
+            raise Quit
         if command == "undo":
             try:
                 undone = loaded.undo(player)
@@ -288,16 +363,18 @@ def play(
                 click.echo(f"undone: {loaded.describe_action(action, mover)}")
         elif command == "log":
             for item in loaded.events(mover)[-15:]:
-                click.echo(f"  {item['step']:>4} {item['kind']}")
+                click.echo(f"  {item['step']:>4} {describe_event(loaded.ruleset.name, item)}")
             continue
         elif command in ("show", ""):
+            shown = -1
             continue
         else:
             try:
                 loaded.apply(_pick(loaded, mover, command))
             except HilbridgeError as error:
-                click.echo(str(error))
+                click.echo(f"{error} (type show to see the board and the moves again)")
                 continue
+            _report(loaded, before, mover if player is not None else None)
         loaded.save(save)
     click.echo(_show(loaded, player))
 
@@ -308,3 +385,19 @@ def _load_as(save: Path, player: str | None) -> Game:
     if player is not None and player not in loaded.setup["players"]:
         raise HilbridgeError(f"{player!r} does not play in this game ({', '.join(loaded.setup['players'])})")
     return loaded
+
+
+@game.command("serve")
+@click.argument("save", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--port", type=click.IntRange(1, 65535), default=8470, show_default=True)
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to listen on (others: a warning)."
+)
+@click.option("--random-battles", is_flag=True, help="Let the computer decide console battles.")
+@click.option("--no-qr", is_flag=True, help="Print the URLs without QR codes.")
+def serve(save: Path, port: int, host: str, random_battles: bool, no_qr: bool) -> None:
+    """Play SAVE in the browser: one private URL per player (docs/table.md)."""
+    from hilbridge.table.serve import serve as serve_table
+
+    console = RandomResolver(Game.load(save).ruleset) if random_battles else None
+    serve_table(save, host=host, port=port, console=console, qr=not no_qr, echo=click.echo)

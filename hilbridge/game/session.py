@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,15 @@ class LogEntry:
     state: State
     events: tuple[dict[str, Any], ...]
     commits: Mapping[str, Action] = field(default_factory=dict)
+
+
+SAVE_MODE = 0o600
+"""The save file holds every secret (commits, the seed that decides all dice): its owner alone reads it."""
+
+
+def random_seed() -> int:
+    """A fresh seed for a new game, so nobody can know the dice in advance (`--seed` fixes one)."""
+    return secrets.randbits(48)
 
 
 def chance_rng(seed: int, position: int) -> random.Random:
@@ -118,7 +128,7 @@ class Game:
             waiting = ", ".join(self.current_players()) or "nobody"
             raise IllegalAction(f"it is not {action.player}'s turn (waiting for {waiting})")
         if not self.ruleset.is_legal(state, action):
-            raise IllegalAction(f"illegal move: {action}")
+            raise IllegalAction(f"illegal move: {action}{self._reason(state, action)}")
         if not self.ruleset.is_simultaneous(state):
             self._push(action, self.ruleset.apply(state, action), {})
             return
@@ -133,6 +143,16 @@ class Game:
         after = self.ruleset.apply_joint(state, commits)
         reveal = event("revealed", moves={player: move.to_json() for player, move in commits.items()})
         self.entries.append(LogEntry(action, after, (*committed, reveal, *after.get("events", ())), {}))
+
+    def _reason(self, state: State, action: Action) -> str:
+        """Why the rules refuse `action`, where applying it says so (for the player's message)."""
+        if self.ruleset.is_simultaneous(state):
+            return ""
+        try:
+            self.ruleset.apply(state, action)
+        except IllegalAction as error:
+            return "" if error.message.startswith("illegal move") else f" ({error.message})"
+        return ""
 
     def _push(self, action: Action, after: State, commits: Mapping[str, Action]) -> None:
         self.entries.append(LogEntry(action, after, tuple(after.get("events", ())), commits))
@@ -163,13 +183,19 @@ class Game:
     def undo(self, player: str | None = None) -> list[Action]:
         """Take back the last player move and the chance results that followed it.
 
-        With `player`, only that player's own last move may be taken back. Returns the removed
-        actions, newest first (callers show them through `describe_action` so a secret commit is
-        not revealed to whoever watches the undo).
+        With `player`, only that player's own last move may be taken back. A move that completed a
+        simultaneous node cannot be taken back at all: its player has seen the revealed moves and
+        could commit again knowing them. Returns the removed actions, newest first (callers show
+        them through `describe_action` so a secret commit is not revealed to whoever watches).
         """
-        last = next((entry.action for entry in reversed(self.entries) if entry.action.player != CHANCE), None)
+        last_entry = next((entry for entry in reversed(self.entries) if entry.action.player != CHANCE), None)
+        last = last_entry.action if last_entry else None
         if player is not None and last is not None and last.player != player:
             raise IllegalAction(f"the last move is {last.player}'s; only {last.player} can take it back")
+        if last_entry is not None and any(item["kind"] == "revealed" for item in last_entry.events):
+            raise IllegalAction(
+                "the secret moves have been revealed; a committed secret cannot be taken back"
+            )
         removed: list[LogEntry] = []
         while self.entries:
             removed.append(self.entries.pop())
@@ -206,9 +232,10 @@ class Game:
         }
 
     def save(self, path: str | Path) -> None:
-        """Write the save file atomically: a crash leaves the previous save intact."""
+        """Write the save file atomically (a crash leaves the previous save intact), mode 0600: it is
+        the game master's record and holds every secret."""
         text = json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n"
-        write_atomic(path, text.encode("utf-8"))
+        write_atomic(path, text.encode("utf-8"), mode=SAVE_MODE)
 
     @classmethod
     def from_json(cls, data: Any, source: str = "<save>") -> Game:

@@ -51,6 +51,7 @@ def test_show_lists_the_board_and_the_players_moves(tmp_path):
     result = run("show", str(path), "--as", "ann")
     assert "United States" in result.output and "occupied by ann (HOMELAND)" in result.output
     assert "occupy Canada" in result.output
+    assert "costs per country value: occupy 500 PBU, ally 250 PBU, attack 1000 PBU" in result.output
     assert "ann's moves" not in run("show", str(path), "--as", "bob").output
 
 
@@ -148,3 +149,58 @@ def test_hostile_board_and_save_files_are_clean_errors(tmp_path, content):
     assert not (tmp_path / "g.json").exists()
     show = runner.invoke(cli, ["game", "show", str(bad)])
     assert show.exit_code == 2 and "Traceback" not in show.output and f"{bad}" in show.output, show.output
+
+
+def test_new_seeds_the_dice_randomly_unless_a_seed_is_given(tmp_path):
+    seeds = set()
+    for number in range(3):
+        path = tmp_path / f"random{number}.json"
+        assert run("new", "conquest", str(path), "--players", "ann,bob").exit_code == 0
+        seeds.add(json.loads(path.read_text())["seed"])
+    assert len(seeds) == 3
+    fixed = tmp_path / "fixed.json"
+    assert run("new", "conquest", str(fixed), "--players", "ann,bob", "--seed", "7").exit_code == 0
+    assert json.loads(fixed.read_text())["seed"] == 7
+
+
+def supremacy(tmp_path, *extra: str):
+    path = tmp_path / "supremacy.json"
+    result = run("new", "supremacy", str(path), "--players", "ann,bob", "--seed", "4", *extra)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_play_takes_moves_with_amounts_and_says_what_they_did(tmp_path):
+    """S-3.C's example: two units of oil at $500M pay $1 billion."""
+    path = supremacy(tmp_path)
+    steps = "1\n1\n1\n1\nbid 1\nbid 0\nsell resource=oil units=2\nquit\n"
+    result = run("play", str(path), input=steps)
+    assert result.exit_code == 0, result.output
+    assert "ann sells 2 oil to the market for $1000M." in result.output
+    assert "Stage 3 blind bids: ann: 1; bob: 0." in result.output
+    assert "salary bill $" in result.output and "cards: " in result.output and "costs: move" in result.output
+    assert Game.load(path).state["supplies"]["ann"]["oil"] >= 1
+
+
+def test_play_ends_a_supremacy_game_with_the_winner_line(tmp_path):
+    path = supremacy(tmp_path, "--option", "turn_cap=1")
+    result = run("play", str(path), input="1\n" * 30)
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("Game over. Winner: nobody")
+
+
+def test_play_quits_at_the_battle_prompt_with_the_game_saved(tmp_path):
+    path = new_game(tmp_path, "--option", "starting_chips=20000")
+    run("play", str(path), input="pass\noccupy Scandinavia\nquit\n")
+    result = run("play", str(path), input="attack Scandinavia\nnobody\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "'nobody' is not one of cy, bob" in result.output and "saved in" in result.output
+    loaded = Game.load(path)
+    assert loaded.state["phase"] == "battle" and loaded.state["owner"]["Scandinavia"] == "bob"
+
+
+def test_play_does_not_redraw_the_board_after_a_typo(tmp_path):
+    path = new_game(tmp_path)
+    result = run("play", str(path), input="ocupy Canada\nquit\n")
+    assert result.output.count("WARCHEST/bank") == 1
+    assert "is not one of ann's moves" in result.output

@@ -237,10 +237,37 @@ def test_undo_does_not_reroll():
     for player, coins in (("ann", 2), ("bob", 1), ("cy", 0)):
         game.apply(Action("bid", player, {"coins": coins}))
     roll = game.step_chance()
-    removed = game.undo()
-    assert removed == [roll, Action("bid", "cy", {"coins": 0})]
-    game.apply(Action("bid", "cy", {"coins": 0}))
-    assert game.step_chance() == roll
+    replay = Game(RULES, SETUP, seed=9)
+    for action in game.actions[:-1]:
+        replay.apply(action)
+    assert replay.step_chance() == roll
+
+
+def test_a_secret_move_cannot_be_taken_back_after_the_reveal():
+    """Undoing the commit that revealed the bids would let its player re-bid knowing the others'."""
+    game = Game(RULES, SETUP, seed=9)
+    for player, coins in (("ann", 2), ("bob", 1), ("cy", 0)):
+        game.apply(Action("bid", player, {"coins": coins}))
+    game.step_chance()
+    before = list(game.actions)
+    with pytest.raises(IllegalAction, match="revealed"):
+        game.undo("cy")
+    with pytest.raises(IllegalAction, match="revealed"):
+        game.undo()
+    assert game.actions == before
+    game = Game(RULES, SETUP, seed=9)
+    game.apply(Action("bid", "ann", {"coins": 2}))
+    assert game.undo("ann") == [Action("bid", "ann", {"coins": 2})]  # before the reveal: allowed
+
+
+def test_save_file_is_the_game_masters_record_readable_only_by_its_owner(tmp_path):
+    path = tmp_path / "game.json"
+    path.write_text("old")
+    path.chmod(0o644)
+    Game(RULES, SETUP, seed=9).save(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    Game(RULES, SETUP, seed=9).save(tmp_path / "new.json")
+    assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o600
 
 
 def test_dice_and_manual_resolvers():

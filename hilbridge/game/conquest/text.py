@@ -39,6 +39,14 @@ def describe_state(view: dict[str, Any]) -> str:
             f"{_record(view['record'][player]):>7}  {partners}{status}"
         )
     lines.append(f"WARCHEST/bank: {view['bank']} PBU")
+    from hilbridge.game.conquest.rules import HOMELAND_ATTACK_PBU_PER_VALUE
+
+    options = view["options"]
+    lines.append(
+        f"costs per country value: occupy {options['unoccupied_cost_per_value']} PBU, "
+        f"ally {options['ally_cost_per_value']} PBU, attack {options['attack_cost_per_value']} PBU, "
+        f"attack a HOMELAND {HOMELAND_ATTACK_PBU_PER_VALUE} PBU"
+    )
     lines.append("")
     phase = view["phase"]
     if phase == "over":

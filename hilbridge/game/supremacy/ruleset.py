@@ -94,7 +94,7 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     """The basic game: setup, who moves, chance, move dispatch, the text board and the invariants."""
 
     name = "supremacy"
-    version = 1
+    version = 2  # 2: occupation takes the captured zone's cards in all three outcomes (saves of 1 differ)
     min_players = 2
     max_players = 6
 
@@ -201,7 +201,21 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
                 f"{player} {view['power'].get(player, '?')}{status}: ${view['cash'][player]}M, "
                 f"loans ${view['loans'][player]}M, cubes {view['cubes'][player]}, "
                 + " ".join(f"{item} {stock[item]}" for item in COMMODITIES)
+                + f"; salary bill ${self._salary_bill(view, player)}M"
             )
+            cards = [self.board.cards[c] for c in self._held_cards(view, player)]
+            if cards:
+                lines.append(
+                    "  cards: "
+                    + ", ".join(
+                        f"{c.name} ({c.territory}, {c.units} {c.resource}"
+                        + (", idle" if c.id in view["idle"] else "")
+                        + ")"
+                        if c.kind == "company"
+                        else f"{c.name} ({c.resource} research)"
+                        for c in cards
+                    )
+                )
         for zone in sorted(view["units"]):
             forces = "; ".join(
                 f"{p} {a} armies {n} navies" if n else f"{p} {a} armies"
@@ -221,7 +235,21 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
                 f"offer: {offer['seller']} sells {offer['units']} {offer['resource']} to {offer['buyer']} "
                 f"for ${offer['price']}M"
             )
+        lines.append(self._costs(view["options"]))
+        if view["phase"] == "over":
+            lines.append(f"Game over. Winner: {', '.join(view['winners'] or []) or 'nobody'}")
         return "\n".join(lines)
+
+    @staticmethod
+    def _costs(o: Mapping[str, Any]) -> str:
+        """S-4.C.conv.B, S-5.C, S-6.C/D/E: what moves cost (the placeholder figures of options.json)."""
+        return (
+            f"costs: move {o['army_move_grain']} grain per army, {o['navy_move_oil']} oil per navy; "
+            f"airlift {o['airlift_oil']} oil per army; attack 1 grain + 1 oil + 1 mineral; "
+            f"{o['batch_size']} armies or navies ${o['batch_cost']}M + 1 grain, oil and mineral; "
+            f"nuke ${o['nuke_cost']}M + {o['nuke_minerals']} mineral; "
+            f"L-star ${o['lstar_cost']}M + {o['lstar_minerals']} minerals; card ${o['card_flip_cost']}M"
+        )
 
     def chance_node(self, state: State) -> ChanceNode | None:
         phase = state["phase"]

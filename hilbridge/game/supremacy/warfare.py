@@ -284,10 +284,13 @@ class WarfareRules(SupremacyBase):
                 )
             src_index = ARMY if self.board.zones[src].is_land else NAVY
             attacker_wiped = self._force(state, src, attacker)[src_index] == 0
+            # Each occupation case names the zone whose resource cards the occupier takes on moving in.
             if defender and defender_left == 0 and attacker_wiped:
-                steps.append(["occupy", attacker, [dst, src]])  # Mutual destruction
+                steps.append(["occupy", attacker, [dst, src], dst])  # Mutual destruction
             elif defender and attacker_wiped and defender_left and battle["mode"] == "direct":
-                steps.append(["occupy", defender, [src]])  # Only the attacker is destroyed
+                steps.append(["occupy", defender, [src], src])  # Only the attacker is destroyed
+            elif defender and defender_left == 0 and can_enter:
+                steps.append(["occupy", attacker, [dst], dst])  # Only the defender is destroyed
         if defender:
             steps += [["reinforce", defender], ["reinforce", attacker]]
             if not battle["counter"] or state["options"]["counterattack_chain"]:
@@ -322,6 +325,7 @@ class WarfareRules(SupremacyBase):
                 continue
             if kind == "occupy":
                 state["battle"]["occupy"] = rest[0]
+                state["battle"]["capture"] = rest[1] if len(rest) > 1 else None
             self._set_phase(state, kind, player)
             return
         state["battle"] = None
@@ -336,7 +340,13 @@ class WarfareRules(SupremacyBase):
         self._advance_rotation(state, attacker, drop=False)
 
     def _do_occupy(self, state: State, player: str, params: dict[str, Any]) -> None:
+        """S-4.C.conv.D occupation: forces move in at moving cost; the first move into the captured
+        zone takes its resource cards (each of the three outcomes names that zone)."""
         self._do_a_move(state, player, params, "occupy")
+        battle = state["battle"]
+        if battle.get("capture") == params["to"]:
+            battle["capture"] = None
+            self._capture(state, params["to"], player)
 
     def _do_reinforce(self, state: State, player: str, params: dict[str, Any]) -> None:
         self._do_a_move(state, player, params, "reinforce")

@@ -116,3 +116,20 @@ BOARD_CARDS_TEXT = (
     .joinpath("data", "cards.tsv")
     .read_text("utf-8")
 )
+
+
+def test_the_text_board_shows_cards_salary_bill_costs_and_the_winner():
+    from hilbridge.game import Action
+    from hilbridge.game.supremacy import Supremacy
+
+    rules = Supremacy()
+    state = rules.initial_state(rules.default_setup(["ann", "bob"]), 0)
+    state.update(active=["ann", "bob"], turn="ann")
+    for player, code in (("ann", "USA"), ("bob", "CSA")):
+        state = rules.apply(state, Action("choose", player, {"power": code}))
+    text = rules.describe(rules.view(state, "ann"))
+    # S-1.A: six companies at $50M and four armies at $10M.
+    assert "salary bill $340M" in text and "Clark Oil Co. (Western U.S.A., 3 oil)" in text
+    assert "move 1 grain per army" in text and "Game over" not in text
+    state = {**state, "phase": "over", "winners": ["bob"]}
+    assert rules.describe(rules.view(state, "ann")).endswith("Game over. Winner: bob")

@@ -1,0 +1,42 @@
+"""`hilbridge game serve`: the URLs it prints, the QR codes, the warning for other addresses."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from hilbridge.cli.main import cli
+from hilbridge.table import serve as serve_module
+
+
+def served(tmp_path, monkeypatch, *options: str):
+    calls = []
+    monkeypatch.setattr(serve_module.uvicorn, "run", lambda app, **kw: calls.append(kw))
+    save = tmp_path / "game.json"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["game", "new", "supremacy", str(save), "--players", "ann,bob,cy"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(cli, ["game", "serve", str(save), *options])
+    assert result.exit_code == 0, result.output
+    tokens = json.loads((tmp_path / "game.json.tokens").read_text())["tokens"]
+    return result.output, calls, tokens
+
+
+def test_serve_binds_the_local_address_and_prints_each_private_url_with_a_qr_code(tmp_path, monkeypatch):
+    output, calls, tokens = served(tmp_path, monkeypatch, "--port", "8123")
+    assert calls == [
+        {"host": "127.0.0.1", "port": 8123, "log_level": "warning", "timeout_graceful_shutdown": 1}
+    ]
+    for player, token in tokens.items():
+        assert f"  {player}: http://127.0.0.1:8123/t/{token}" in output
+        assert len(token) >= 32
+    assert output.count("█") > 100 or output.count("▀") > 100  # the QR codes
+    assert "warning" not in output
+
+
+def test_serve_on_another_address_warns(tmp_path, monkeypatch):
+    output, calls, _ = served(tmp_path, monkeypatch, "--host", "0.0.0.0", "--no-qr")
+    assert calls[0]["host"] == "0.0.0.0"
+    assert output.startswith("warning: serving on 0.0.0.0")
+    assert "▀" not in output and "█" not in output
