@@ -73,7 +73,8 @@ def test_a_battle_interrupted_before_its_confirmation_leaves_the_save_as_it_was(
     path = play_to_first_battle(tmp_path)
     before = path.read_text()
     result = run("game", "play", str(path), "--console", "sim", input="")
-    assert result.exit_code == 1 and "Correct? [y/n]" in result.output  # aborted at the question
+    # Aborted at the question: play stops as on `quit` (exit 0, "saved in"), with nothing applied.
+    assert result.exit_code == 0 and "Correct? [y/n]" in result.output and "saved in" in result.output
     assert path.read_text() == before
     assert Game.load(path).to_json() == json.loads(before)
 
