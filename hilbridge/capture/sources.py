@@ -27,11 +27,13 @@ from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter, CaptureRecord, capture_records
 from hilbridge.link.errors import LinkError
+from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
 from hilbridge.machine.cartridge import Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.inputs import NO_INPUT, InputMovie, read_input_movie
 from hilbridge.machine.timing import REGIONS
 
 ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+KIND_NAMES = {value: name for name, value in CAPTURE_KINDS.items()}
 POLL_SECONDS = 0.05
 STATUS_SECONDS = 1.0  # how often a live capture asks the adapter for its dropped-record counter
 IDLE_SECONDS = 3.0  # a device silent for this long has stopped streaming
@@ -189,10 +191,7 @@ class AdapterSource:
                 if lost > 0:
                     yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
                 progress.next_chunk = fields["chunk_seq"] + 1
-                for record in capture_records(fields["records"]):
-                    yield CaptureRecord(
-                        unwrap(record.cycle), record.kind, record.address, record.value, record.p1
-                    )
+                yield from _unwrapped_records(fields["records"], unwrap)
             elif name == "RESET_DETECTED":
                 yield ResetDetected(unwrap(fields["cycle"]))
             elif name == "FRAME_SYNC":
@@ -213,6 +212,26 @@ class AdapterSource:
         finally:
             if self.close_adapter:
                 self.adapter.close()
+
+
+def _unwrapped_records(chunk: bytes, unwrap: CycleUnwrapper) -> list[CaptureRecord]:
+    """The chunk's records with full cycles; one unwrap per chunk unless the u32 wraps inside it (a
+    chunk spans far less than 2³¹ cycles, so comparing its first and last stamp tells)."""
+    if len(chunk) % CAPTURE_RECORD.size:
+        capture_records(chunk)  # raises the protocol error
+    rows = list(CAPTURE_RECORD.iter_unpack(chunk))
+    if not rows:
+        return []
+    names = KIND_NAMES
+    high = unwrap(rows[0][0]) - rows[0][0]
+    before_last = unwrap.high, unwrap.last
+    if unwrap(rows[-1][0]) - rows[-1][0] != high:  # wrapped inside this chunk: go record by record
+        unwrap.high, unwrap.last = before_last
+        first = CaptureRecord(high | rows[0][0], names.get(rows[0][1], f"?{rows[0][1]}"), *rows[0][2:])
+        return [first] + [
+            CaptureRecord(unwrap(c), names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows[1:]
+        ]
+    return [CaptureRecord(high | c, names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows]
 
 
 def _dropped_gap(records: int) -> Gap:
