@@ -291,7 +291,7 @@ def open_capture(
         from hilbridge.capture.mame import MameSource
 
         if cartridge is None:
-            raise HilbridgeError("the mame device needs a cartridge to run")
+            raise HilbridgeError("the mame device needs a cartridge to run", hint="--serve CART")
         return MameSource(
             cartridge, frames=frames, seconds=seconds, region=region, movie=movie, kinds=kinds, options=device
         )
