@@ -95,7 +95,8 @@ class AdapterSource:
         self.totals: dict[str, int] = {}
         info = adapter.info
         described = (
-            f"{adapter.name} (board {info.board_id:#06x}, firmware {info.firmware}, serial {info.serial})"
+            f"{adapter.name} (board {info.board_id:#06x}, firmware {info.firmware} "
+            f"[{adapter.firmware_info()}], serial {info.serial})"
         )
         base = header or CaptureHeader(source="adapter")
         if serve is not None:

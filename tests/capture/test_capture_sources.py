@@ -179,6 +179,9 @@ class ScriptedAdapter:
         self.stop = stop
         self.calls: list[str] = []
 
+    def firmware_info(self):
+        return "scripted build"
+
     def capture_start(self, kinds):
         self.calls.append("start")
 
@@ -224,6 +227,7 @@ def test_chunk_gaps_dropped_counters_and_wrapping_cycles(monkeypatch):
     dropped = [item for item in items if isinstance(item, Gap) and "dropped" in item.reason]
     assert [gap.records for gap in dropped] == [5, 2]  # 5 seen by STATUS, 2 more by CAPTURE_STOP
     assert adapter.calls == ["start", "stop", "close"]
+    assert source.header.adapter == "scripted (board 0x1234, firmware 9.9.9 [scripted build], serial X-1)"
 
 
 def test_records_of_a_chunk_that_wraps_inside_get_full_cycles():
