@@ -73,8 +73,16 @@ class FrameEnds:
 @click.group(invoke_without_command=True)
 @click.option("-d", "--device", default=DEFAULT_DEVICE, show_default=True, help=DEVICE_HELP)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="The .hbcap file to write.")
-@click.option("--frames", type=click.IntRange(min=1), help="Stop after N frames (FRAME_SYNC count).")
-@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after S seconds.")
+@click.option(
+    "--frames",
+    type=click.IntRange(min=1),
+    help="Stop after N frames: console frames on sim and mame, frame syncs (0406h fetches) on an adapter.",
+)
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop after S seconds (wall clock; mame: emulated time).",
+)
 @click.option(
     "--serve",
     "serve",
