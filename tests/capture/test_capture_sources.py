@@ -14,6 +14,7 @@ from hilbridge.capture.file import write_capture
 from hilbridge.capture.sources import (
     ALL_KINDS,
     AdapterSource,
+    ConsoleSource,
     CycleUnwrapper,
     _unwrapped_records,
     open_capture,
@@ -84,6 +85,18 @@ def test_sim_capture_equals_the_emulators_bus_for_n_frames(name, region):
     items = captured(source)
     assert items == emulator_items(image, mapper, 5, region)
     assert isinstance(items[0], CaptureRecord) and items[1] == ResetDetected(items[0].cycle)
+
+
+@pytest.mark.parametrize("name", ["interrupts", "bank_rally"])
+def test_console_source_gives_what_the_simulated_adapter_gives(name):
+    spec = CARTS[name]
+    image = build_cart(spec)
+    cart = load_cartridge(image, spec.slot)
+    direct = ConsoleSource(cart, frames=3, region="pal")
+    assert direct.header.cart_sha1 == hashlib.sha1(image).hexdigest() and direct.header.region == "pal"
+    items = captured(direct)
+    assert items == captured(open_capture("sim", cart, frames=3, region="pal"))
+    assert items == emulator_items(image, spec.slot, 3, "pal")
 
 
 def test_frames_of_a_cart_with_the_vsync_hook_are_its_frame_syncs(tmp_path):
