@@ -240,7 +240,7 @@ def _unwrapped_records(chunk: bytes, unwrap: CycleUnwrapper) -> list[CaptureReco
 
 class ConsoleSource:
     """Our emulator's bus as a capture, straight from its bus listener: the items the simulated
-    adapter's capture gives (`sim`), without the protocol in between, so it runs several times faster.
+    adapter's capture gives (`sim`), without the protocol in between (for a caller's own console).
 
     `console` may be given (a console set up by the caller, e.g. with a deviation built in); it must
     be at power-on. Without `frames` it runs until the consumer stops.
