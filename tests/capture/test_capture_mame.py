@@ -29,12 +29,12 @@ def mame_and_emulator(name, frames, kinds, movie=None, region="ntsc"):
     return captured(source), [item for item in ours if getattr(item, "kind", None) in (None, *kinds)]
 
 
-@pytest.mark.parametrize(
-    ("name", "region"), [("interrupts", "ntsc"), ("bank_rally", "pal"), ("xram", "ntsc")]
-)
-def test_mame_capture_equals_the_emulators_bus(name, region):
-    theirs, ours = mame_and_emulator(name, 4, ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1"), region=region)
-    assert len(theirs) > 20_000
+@pytest.mark.parametrize("name", sorted(CARTS))
+def test_mame_capture_equals_the_emulators_bus(name):
+    # every fixture cart (`oracle compare` finds them all equal to MAME), PAL for every other one
+    region = "pal" if sorted(CARTS).index(name) % 2 else "ntsc"
+    theirs, ours = mame_and_emulator(name, 3, ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1"), region=region)
+    assert len(theirs) > 10_000
     assert theirs == ours
 
 
