@@ -51,3 +51,16 @@ def test_mame_plays_the_input_movie_frame_exactly():
     assert theirs == ours
     without, _ = mame_and_emulator("input_read", 8, ("FETCH", "MOVX_WRITE"))
     assert without != theirs  # the cart saw the keys
+
+
+def test_mame_capture_shows_its_own_o2_rom_wiring_where_the_fetches_from_0c00h_differ():
+    # MAME 0.251's o2_rom runs 0400h-07FFh at 0C00h-0FFFh; the console (our o2_rom) runs 0800h-0BFFh
+    require_tool("mame")
+    image = build_cart(CARTS["bank_o2rom_4k"])
+    theirs = captured(open_capture("mame", load_cartridge(image, "o2_rom"), frames=3, kinds=("FETCH",)))
+    ours = [item for item in emulator_items(image, "o2_rom", 3) if getattr(item, "kind", "FETCH") == "FETCH"]
+    first = next(index for index, (a, b) in enumerate(zip(theirs, ours, strict=False)) if a != b)
+    assert theirs[first].address == ours[first].address and 0xC00 <= theirs[first].address <= 0xFFF
+    fetch = theirs[first]
+    bank = (fetch.p1 & 0x03) % (len(image) // 2048)  # P10/P11 pick the 2 KB bank
+    assert fetch.value == image[bank * 2048 + fetch.address - 0xC00]  # that bank's 0400h-07FFh
