@@ -205,6 +205,10 @@ class CaptureReader:
         except BaseException:
             self._file.close()
             raise
+        if expected_sha1 and not self.header.cart_sha1:
+            self._warning(
+                "the capture does not say which cartridge it is of (sniffed): its SHA-1 is unchecked"
+            )
         if expected_sha1 and self.header.cart_sha1 and self.header.cart_sha1.lower() != expected_sha1.lower():
             self._file.close()
             raise HilbridgeError(

@@ -145,6 +145,10 @@ def test_capture_of_another_cartridge_is_refused(tmp_path):
     assert read_all(path, expected_sha1="AB" * 20)[0] == HEADER  # case does not matter
     with pytest.raises(HilbridgeError, match="another cartridge"):
         read_all(path, expected_sha1="cd" * 20)
+    sniffed = tmp_path / "sniffed.hbcap"
+    write_capture(sniffed, CaptureHeader(source="adapter"), [])
+    _, _, warnings = read_all(sniffed, expected_sha1="cd" * 20)
+    assert "SHA-1 is unchecked" in warnings[0]
 
 
 def test_writer_refuses_to_overwrite_and_needs_the_directory(tmp_path):
