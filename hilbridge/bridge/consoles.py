@@ -7,9 +7,9 @@
 | `sim?OPTIONS` | the simulated adapter serving the cartridge, its console playing the keys |
 | other names | a real console behind an adapter (`open_capture`): the players press the keys |
 
-A battle's keys are an input schedule (`hilbridge.oracle.inputs.InputChange`: applied when a frame
-ends), the same for our emulator and MAME. Every source yields the MOVX writes (with P1) and a
-`FrameSync` per frame, which is all `hilbridge.bridge.watch` needs.
+A battle's keys are an input movie (`hilbridge.machine.inputs.InputMovie`: events applied before a
+frame runs), the same for our emulator, MAME and the simulated adapter. Every source yields the MOVX
+writes (with P1) and a `FrameSync` per frame, which is all `hilbridge.bridge.watch` needs.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.machine.cartridge import load_cartridge
-from hilbridge.machine.console import KEYBOARD, Console
-from hilbridge.machine.inputs import InputEvent, InputMovie
-from hilbridge.oracle.inputs import InputChange, apply_input
+from hilbridge.machine.console import Console
+from hilbridge.machine.inputs import InputMovie
 
-Movie = tuple[InputChange, ...]
+Movie = InputMovie
 
 
 class BattleConsole(Protocol):
@@ -99,7 +98,7 @@ class _EmulatorBattle:
             region=owner.region,
             bios="hilbridge boot BIOS",
             kinds=("MOVX_WRITE",),
-            inputs=";".join(change.text for change in movie),
+            inputs=movie.text,
         )
 
     @property
@@ -113,10 +112,8 @@ class _EmulatorBattle:
         console.tap = pending
         try:
             for frame in range(self.frames):
+                self.movie.apply(console, frame)
                 console.run_frames(1)
-                for change in self.movie:
-                    if change.frame == frame:
-                        apply_input(console, change)
                 yield from pending
                 pending.clear()
                 yield FrameSync(console.frame, console.cycle)
@@ -154,22 +151,9 @@ class MameConsole:
             cart_sha1=hashlib.sha1(self.cart).hexdigest(),
             region=self.region,
             kinds=("MOVX_WRITE",),
-            inputs=";".join(change.text for change in movie),
+            inputs=movie.text,
         )
         return _ListSource(header, [item for _, _, item in items])
-
-
-def movie_events(movie: Movie) -> InputMovie:
-    """The same key presses as an input movie (events apply before a frame, changes after one)."""
-    key_at = {position: name for name, position in KEYBOARD.items()}
-    events = []
-    for change in movie:
-        kind, row = change.port.split(".")
-        if kind != "KEY" or change.mask.bit_count() != 1:
-            raise HilbridgeError(f"a battle movie presses single keys, not {change.text}")
-        key = key_at[int(row), change.mask.bit_length() - 1]
-        events.append(InputEvent(change.frame + 1, "press" if change.pressed else "release", key))
-    return InputMovie(tuple(events), "battle keys")
 
 
 class CaptureConsole:
@@ -193,7 +177,7 @@ class CaptureConsole:
             self.cart,
             frames=frames,
             region=self.region,
-            inputs=movie_events(movie) if movie else None,
+            inputs=movie if movie else None,
             serve=self.scripted,  # a real adapter sniffs the cartridge in the slot
             kinds=("MOVX_WRITE",),
         )

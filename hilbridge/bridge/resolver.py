@@ -23,7 +23,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.game.conquest.rules import WEAPONS
 from hilbridge.game.core import CombatRequest
 from hilbridge.machine.console import KEYBOARD
-from hilbridge.oracle.inputs import InputChange
+from hilbridge.machine.inputs import NO_INPUT, InputEvent, InputMovie
 
 HUMAN_FRAMES = 60 * 60 * 10  # ten minutes for people to enter and fight a battle
 
@@ -88,14 +88,16 @@ def battle_movie(plan: BattlePlan, keys: KeyScript) -> tuple[Movie, int]:
             names.append(keys.weapons[weapon])
         else:
             names.append(step)
-    changes: list[InputChange] = []
+    events: list[InputEvent] = []
     frame = keys.boot_frames
     for name in names:
-        row, bit = KEYBOARD[name]
-        changes.append(InputChange(frame, True, f"KEY.{row}", 1 << bit))
-        changes.append(InputChange(frame + keys.hold_frames, False, f"KEY.{row}", 1 << bit))
+        if name not in KEYBOARD:
+            raise HilbridgeError(f"the profile's key script names {name!r}, which is not a console key")
+        # A key goes down when frame `frame` ends, i.e. before frame + 1 runs.
+        events.append(InputEvent(frame + 1, "press", name))
+        events.append(InputEvent(frame + 1 + keys.hold_frames, "release", name))
         frame += 2 * keys.hold_frames
-    return tuple(changes), frame
+    return InputMovie(tuple(events), "battle keys"), frame
 
 
 class ConsoleResolver:
@@ -160,7 +162,7 @@ class ConsoleResolver:
             movie, last = battle_movie(plan, self.profile.keys)
             frames = last + self.profile.battle_frames
         else:
-            movie, frames = (), self.human_frames
+            movie, frames = NO_INPUT, self.human_frames
         source = self.console.battle(movie, frames)
         try:
             return watch_battle(source, self.profile, frames, use_record=self.use_record, region=self.region)
