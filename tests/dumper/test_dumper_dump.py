@@ -138,7 +138,8 @@ def test_cli_dump_writes_a_verified_file_and_a_json_report(tmp_path, monkeypatch
     assert (tmp_path / "demo.bin").read_bytes() == demo_image()
     plain = runner.invoke(cli, ["dump", "-d", "sim"])
     assert plain.exit_code == 0
-    assert (tmp_path / f"unknown-{report['crc32']}.bin").read_bytes() == demo_image()
+    assert report["identified"][0]["name"] == "hilbridge_demo"  # the demo is in the cartridge list
+    assert (tmp_path / "hilbridge_demo.bin").read_bytes() == demo_image()
 
 
 def test_cli_dump_of_an_unstable_cartridge_exits_2_without_traceback(tmp_path):
