@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc
@@ -20,6 +21,7 @@ BEAM = {name: BeamT1Edges(vdc) for name, vdc in VDCS.items()}
 SAMPLED = {name: SampledT1Edges(vdc.t1) for name, vdc in VDCS.items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     region=st.sampled_from(sorted(VDCS)),
@@ -33,6 +35,7 @@ def test_beam_falls_equal_sampling_every_cycle(region, first, length, previous):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     region=st.sampled_from(sorted(VDCS)),
@@ -76,6 +79,7 @@ def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     return console.cpu.state()["timer_start_value"], console.cpu.state()["t1_history"], records
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     body=st.lists(st.sampled_from([READ_T, b"\x00", b"\x00" * 7, b"\x62\x45", b"\x65", b"\x45"]), max_size=40)
@@ -89,6 +93,7 @@ def test_counter_folded_rarely_equals_folded_every_instruction(body):
         assert run_counter_program(bytes(image), False) == run_counter_program(bytes(image), True)
 
 
+@pytest.mark.slow
 def test_counter_cart_records_equal_with_beam_and_sampled_edges():
     from hilbridge.oracle.carts import build_cart, load_manifest
 
