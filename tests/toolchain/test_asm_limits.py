@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 MEMORY_LIMIT = 1 << 30
-pytestmark = pytest.mark.slow  # a child process per case
 
 
 def _limit_memory() -> None:
