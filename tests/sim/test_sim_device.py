@@ -29,6 +29,7 @@ def test_fault_plan_parses_and_rejects_bad_specs():
             FaultPlan.parse(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["drop", "corrupt", "dup"])
 def test_byte_mangler_applies_each_fault_at_about_its_rate(kind):
     data = bytes(random.Random(0).randrange(256) for _ in range(200_000))
