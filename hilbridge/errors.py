@@ -39,3 +39,10 @@ class HilbridgeError(Exception):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
+
+
+class HilbridgeWarning(UserWarning):
+    """Something a user should know that does not stop the work; the CLI prints it as `file: warning: ...`.
+
+    The message starts with the file it is about (``"game.bin: unknown BIOS image..."``).
+    """

@@ -115,29 +115,62 @@ def _nesting_depth(text: str) -> int:
     return max(itertools.accumulate(steps), default=0)
 
 
-def write_atomic(path: PathLike, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` so that a crash leaves either the old file or the new one, never half.
+class AtomicOutput:
+    """A file written piece by piece that appears at `path` complete (`commit`) or not at all.
 
-    The bytes go to a temporary file in the same directory, are flushed to disk, and the temporary
-    file is renamed over the target (rename is atomic on POSIX within one file system). A symlink is
-    followed: the file it points to is replaced and the link stays. `mode` fixes the file's
-    permissions (a private file: 0o600); by default they are an ordinary open()'s.
+    The bytes go to a temporary `.NAME.XXXXXXXX.tmp` in the target's folder, are flushed to disk and
+    renamed over the target (atomic on POSIX within one file system). A symlink is followed: the file
+    it points to is replaced and the link stays. Used as a context manager, it commits on success
+    and discards on an exception. `mode` fixes the file's permissions (a private file: 0o600); by
+    default they are an ordinary open()'s, or the replaced file's.
     """
-    target = Path(os.path.realpath(path))
-    directory = target.parent
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        # mkstemp creates the file 0600; give it the mode an ordinary open() would (or keep the old one).
-        os.fchmod(fd, _mode_for(target) if mode is None else mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    _remove_stale_temporaries(target)
+
+    def __init__(self, path: PathLike, mode: int | None = None):
+        self.target = Path(os.path.realpath(path))
+        fd, self._temporary = tempfile.mkstemp(
+            prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent
+        )
+        try:
+            # mkstemp creates the file 0600; give it the mode an ordinary open() would (or keep the old one).
+            os.fchmod(fd, _mode_for(self.target) if mode is None else mode)
+            self._handle = os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            Path(self._temporary).unlink(missing_ok=True)
+            raise
+
+    def write(self, data: bytes) -> None:
+        self._handle.write(data)
+
+    def commit(self) -> None:
+        try:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            os.replace(self._temporary, self.target)
+        except BaseException:
+            self.discard()
+            raise
+        _remove_stale_temporaries(self.target)
+
+    def discard(self) -> None:
+        self._handle.close()
+        Path(self._temporary).unlink(missing_ok=True)
+
+    def __enter__(self) -> AtomicOutput:
+        return self
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def write_atomic(path: PathLike, data: bytes, mode: int | None = None) -> None:
+    """Write `data` to `path` so that a crash leaves either the old file or the new one, never half."""
+    with AtomicOutput(path, mode) as output:
+        output.write(data)
 
 
 def _remove_stale_temporaries(target: Path) -> None:

@@ -1,6 +1,7 @@
 """The Videopac / Odyssey² cartridge database: which game an image is, and which mapper it needs.
 
-The data is `videopac.tsv`, converted from MAME's software list. The emulator asks it for the mapper
+The data is `videopac.tsv`, converted from MAME's software list, and `hilbridge.tsv`, hilbridge's own
+images in the same columns (the simulated adapter's demo cartridge). The emulator asks it for the mapper
 of a cartridge image, the dumper for the name and the checksums of a dump.
 """
 
@@ -68,6 +69,7 @@ class Cartridge:
     b_pin: bool
     cloneof: str
     roms: tuple[RomFile, ...]
+    source: str = "videopac.tsv"  # the list it comes from (LISTS)
 
     @property
     def program_roms(self) -> tuple[RomFile, ...]:
@@ -107,7 +109,7 @@ def checksums(data: bytes) -> Checksums:
     return Checksums(crc32=f"{zlib.crc32(data):08x}", sha1=hashlib.sha1(data).hexdigest())
 
 
-def _parse(text: str) -> tuple[Cartridge, ...]:
+def _parse(text: str, source: str = "videopac.tsv") -> tuple[Cartridge, ...]:
     header: list[str] | None = None
     grouped: dict[str, tuple[dict[str, str], list[RomFile]]] = {}
     for line in text.splitlines():
@@ -140,16 +142,23 @@ def _parse(text: str) -> tuple[Cartridge, ...]:
             b_pin=row["b_pin"] == "1",
             cloneof=row["cloneof"],
             roms=tuple(roms),
+            source=source,
         )
         for row, roms in grouped.values()
     )
 
 
+LISTS = ("videopac.tsv", "hilbridge.tsv")
+"""MAME's Videopac list, then hilbridge's own images (the simulated adapter's demo cartridge)."""
+
+
 @cache
 def entries() -> tuple[Cartridge, ...]:
-    """Every cartridge of the list, in the list's order."""
-    text = resources.files(__package__).joinpath("videopac.tsv").read_text(encoding="utf-8")
-    return _parse(text)
+    """Every cartridge of the lists, in the lists' order."""
+    folder = resources.files(__package__)
+    return tuple(
+        entry for name in LISTS for entry in _parse(folder.joinpath(name).read_text(encoding="utf-8"), name)
+    )
 
 
 def by_name(name: str) -> Cartridge:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from hilbridge.machine.inputs import parse_input_script
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
 from hilbridge.media.capture import Capture, save_capture
+from hilbridge.media.images import GifWriter
 
 FILE = click.Path(dir_okay=False)
 
@@ -86,18 +88,27 @@ def run(
         console.add_bus_listener(record)
     started = time.perf_counter()
     pending = list(events)
-    for frame in range(frames):
-        while pending and pending[0].frame <= frame:
-            pending.pop(0).apply(console)
-        console.run_frames(1)
-        if gif_path and console.vdc.frames_completed > len(capture.frames):
-            capture.frames.append(console.vdc.frame().copy())
+    with contextlib.ExitStack() as outputs:
+        # frames stream into the GIF as they are made: a long run holds one frame, not all of them
+        gif = (
+            outputs.enter_context(GifWriter(gif_path, frame_rate=capture.frame_rate, scale=scale))
+            if gif_path
+            else None
+        )
+        for frame in range(frames):
+            while pending and pending[0].frame <= frame:
+                pending.pop(0).apply(console)
+            console.run_frames(1)
+            if gif is not None and console.vdc.frames_completed > gif.count:
+                gif.add(console.vdc.frame())
+        if gif is not None and gif.count == 0:
+            gif.add(console.vdc.frame())
     seconds = time.perf_counter() - started
-    if png_path and not gif_path:
+    if png_path:
         capture.frames.append(console.vdc.frame())
     if wav_path:
         capture.audio = console.vdc.audio_samples(capture.audio_rate, console.cycle)
-    save_capture(capture, png=png_path, gif=gif_path, wav=wav_path, scale=scale)
+    save_capture(capture, png=png_path, wav=wav_path, scale=scale)
     if trace_path:
         header = f"# hilbridge emu run {Path(cart).name} region={region} frames={frames}\n"
         write_atomic(trace_path, (header + "".join(line + "\n" for line in lines)).encode("ascii"))

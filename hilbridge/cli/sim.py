@@ -60,6 +60,10 @@ def serve(
 
     def announce(name: str) -> None:
         click.echo(f"simulated adapter on {name}  (use: hilbridge dump -d {name})")
+        if plan.active:
+            click.echo(
+                f"note: simulated faults {faults}: clients that get no answer may be hearing them", err=True
+            )
         click.get_text_stream("stdout").flush()
 
     with contextlib.suppress(KeyboardInterrupt):

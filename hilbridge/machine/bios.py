@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.errors import HilbridgeError, HilbridgeWarning, SourceLocation
 
 BIOS_SIZE = 1024
 BOOT_SOURCE = "boot.asm"
 BOOT_IMAGE = "boot.bin"
 
 
-class UnknownBiosWarning(UserWarning):
+class UnknownBiosWarning(HilbridgeWarning):
     """A BIOS image whose SHA-1 is not one of the known console dumps."""
 
 

@@ -1,8 +1,8 @@
 """The demo cartridge the simulated slot holds by default: our own bytes, generated here.
 
-A 4 KB `o2_rom` image (two 2 KB banks, so a dump shows bank detection at work) with the standard
-header: 0400h starts a main loop that enables the VDC interrupt, 0402h acknowledges it and calls the
-VSYNC hook 0406h once per frame, and each bank carries a readable tag.
+A 4 KB `o2_rom` image (two 2 KB banks, so a dump shows bank detection at work) holding `demo.asm`
+in every bank: it shows a blue screen with a white grid and calls the VSYNC hook 0406h once per
+frame; each bank carries a readable tag. The cartridge list knows it (`hilbridge_demo`).
 The rest is a fixed pseudo-random fill so every byte of the dump is checked.
 Images of the other mapper types, for tests and `sim serve --type`, come from `demo_image(mapper, size)`.
 """
@@ -10,27 +10,26 @@ Images of the other mapper types, for tests and `sim serve --type`, come from `d
 from __future__ import annotations
 
 import random
+from functools import cache
+from importlib import resources
 
 from hilbridge.machine.cartridge import MAPPER_TYPES
 
 DEMO_MAPPER = "o2_rom"
 DEMO_SIZE = 4096
 
-# CPU 0400h onwards, the same in every bank. The boot BIOS enters at 0400h (reset) and 0402h (/INT).
-_HEADER = bytes.fromhex(
-    "840C"  # 0400 JMP 040Ch      reset: to main
-    "8411"  # 0402 JMP 0411h      /INT: to irq
-    "0000"  # 0404 NOP, NOP       (timer interrupt unused)
-    "83"  # 0406 RET              VSYNC hook, called once per frame (what FRAME_SYNC watches)
-    "0000000000"  # 0407-040B
-    "99B7"  # 040C ANL P1,#0B7h   main: VDC and external bus enabled (P13 = P16 = 0), bank kept
-    "05"  # 040E EN I
-    "840F"  # 040F JMP 040Fh      idle
-    "B8A1"  # 0411 MOV R0,#0A1h   irq: read the VDC status, which acknowledges /INT
-    "80"  # 0413 MOVX A,@R0
-    "9406"  # 0414 CALL 0406h
-    "93"  # 0416 RETR
-)
+DEMO_SOURCE = "demo.asm"
+
+
+@cache
+def _program() -> bytes:
+    """The demo program (demo.asm), CPU 0400h onwards; the same in every bank."""
+    from hilbridge.toolchain.assembler import assemble_text
+
+    source = resources.files(__package__).joinpath(DEMO_SOURCE).read_text(encoding="utf-8")
+    result = assemble_text(source, name=DEMO_SOURCE)
+    assert result.origin == 0x400
+    return result.image
 
 
 def demo_image(mapper: str = DEMO_MAPPER, size: int = DEMO_SIZE, seed: int = 2600) -> bytes:
@@ -42,6 +41,6 @@ def demo_image(mapper: str = DEMO_MAPPER, size: int = DEMO_SIZE, seed: int = 260
     bank_size = MAPPER_TYPES[mapper].bank_size
     start = MAPPER_TYPES[mapper].program_offset
     for bank, base in enumerate(range(start, size, bank_size)):
-        program = _HEADER + f"HILBRIDGE DEMO {mapper} BANK {bank}".encode("ascii")
+        program = _program() + f"HILBRIDGE DEMO {mapper} BANK {bank}".encode("ascii")
         image[base : base + len(program)] = program
     return bytes(image)

@@ -77,6 +77,7 @@ class SiegeStart(ConquestRuleset):
         return state
 
 
+@pytest.mark.slow
 def test_random_playouts_through_homeland_conquests():
     siege = SiegeStart()
     eliminations = 0

@@ -179,6 +179,7 @@ def test_latch_write_switches_banks_only_on_a_latch_cartridge(adapter, demo):
     assert adapter.read(0x400, 64, p1=0xFE) == before == expected
 
 
+@pytest.mark.slow
 def test_capture_streams_numbered_chunks_with_frame_sync(adapter):
     adapter.capture_start(("FETCH", "MOVX_WRITE"))
     events = []

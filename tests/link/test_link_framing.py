@@ -100,6 +100,7 @@ def _fuzz_frames(seed: int) -> list[bytes]:
     return frames
 
 
+@pytest.mark.slow
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None)
 @given(st.integers(0, 2**64), st.binary(max_size=200))
 def test_fuzzed_frames_raise_only_our_errors_and_never_hang(seed, extra):

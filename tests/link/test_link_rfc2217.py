@@ -93,6 +93,7 @@ def test_the_server_reports_a_setting_it_keeps_and_one_it_refuses(rfc2217_url):
         assert kept in received
 
 
+@pytest.mark.slow
 def test_a_dump_over_rfc2217_is_byte_exact_and_resumes_across_disconnects(tmp_path):
     with served_simulator("--port", "0", "--rfc2217", "--faults", "disconnect=20000") as url:
         assert url.startswith("rfc2217://")

@@ -154,3 +154,29 @@ def console_asm(source: str, *, vdc: ScriptedVdc | None = None, bios: bytes | No
     """A console with a 2 KB cartridge assembled from `source`, on a scripted VDC."""
     cart = load_cartridge(assemble_cart(source), "o2_rom")
     return Console(cart, bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
+
+
+class PeriodicT1Edges:
+    """`SampledT1Edges` for the ScriptedVdc's periodic T1, in closed form instead of a scan per cycle.
+
+    T1 is high at phases P-H..P-1 of each period P, so it falls exactly at the samples whose cycle is
+    a multiple of P (and at `first` when the sample before it, `previous`, was high and T1 is low).
+    """
+
+    def __init__(self, vdc: ScriptedVdc) -> None:
+        assert 0 < vdc.t1_high < vdc.t1_period
+        self.t1 = vdc.t1
+        self.period = vdc.t1_period
+
+    def falls(self, previous: int, first: int, last: int) -> int:
+        if last < first:
+            return 0
+        at_first = int(bool(previous) and not self.t1(first))
+        return at_first + last // self.period - first // self.period
+
+    def fall_sample(self, previous: int, first: int, count: int) -> int:
+        if previous and not self.t1(first):
+            if count == 1:
+                return first
+            count -= 1
+        return (first // self.period + count) * self.period

@@ -83,6 +83,7 @@ def test_unreadable_file_is_a_user_error(tmp_path):
         read_cartridge(tmp_path / "missing.bin")
 
 
+@pytest.mark.slow
 @given(
     mapper=st.sampled_from(sorted(MAPPER_TYPES)),
     p1=st.integers(0, 255),

@@ -5,9 +5,10 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc
+from machine_doubles import PeriodicT1Edges, ScriptedVdc
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
@@ -20,6 +21,7 @@ BEAM = {name: BeamT1Edges(vdc) for name, vdc in VDCS.items()}
 SAMPLED = {name: SampledT1Edges(vdc.t1) for name, vdc in VDCS.items()}
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     region=st.sampled_from(sorted(VDCS)),
@@ -33,6 +35,7 @@ def test_beam_falls_equal_sampling_every_cycle(region, first, length, previous):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     region=st.sampled_from(sorted(VDCS)),
@@ -62,6 +65,7 @@ READ_T = bytes([0x42, 0x90])  # MOV A,T; MOVX @R0,A
 def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     vdc = ScriptedVdc(t1_period=23, t1_high=4)
     console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console.t1_edges = PeriodicT1Edges(vdc)  # the same edges as sampling every cycle, without the scan
     records: list = []
     console.add_bus_listener(records.append)
     if fold_every_step:
@@ -74,6 +78,21 @@ def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     else:
         console.cpu.run_until(4000)
     return console.cpu.state()["timer_start_value"], console.cpu.state()["t1_history"], records
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    first=st.integers(0, 100_000),
+    last_offset=st.integers(-3, 3000),
+    count=st.integers(1, 40),
+    previous=st.booleans(),
+)
+def test_periodic_t1_edges_equal_sampling_every_cycle(first, last_offset, count, previous):
+    vdc = ScriptedVdc(t1_period=23, t1_high=4)
+    periodic, sampled = PeriodicT1Edges(vdc), SampledT1Edges(vdc.t1)
+    last = first + last_offset
+    assert periodic.falls(previous, first, last) == sampled.falls(previous, first, last)
+    assert periodic.fall_sample(previous, first, count) == sampled.fall_sample(previous, first, count)
 
 
 @settings(max_examples=40, deadline=None)
@@ -89,6 +108,7 @@ def test_counter_folded_rarely_equals_folded_every_instruction(body):
         assert run_counter_program(bytes(image), False) == run_counter_program(bytes(image), True)
 
 
+@pytest.mark.slow
 def test_counter_cart_records_equal_with_beam_and_sampled_edges():
     from hilbridge.oracle.carts import build_cart, load_manifest
 

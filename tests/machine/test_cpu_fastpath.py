@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import warnings
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc, assemble_cart
@@ -29,6 +30,7 @@ def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool, slot: st
     return console.cpu.state(), bytes(console.ram), records, vdc.writes
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     image=st.binary(min_size=2048, max_size=2048),
@@ -47,6 +49,7 @@ def assert_fast_loop_equals_stepping(image: bytes, irq_at: tuple[int, ...], slot
     return fast
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -61,6 +64,7 @@ def test_fast_loop_equals_stepping_when_random_code_switches_banks(seed, irq_at)
     assert_fast_loop_equals_stepping(image, irq_at)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -132,6 +136,7 @@ LOOP_HEADS = [2, 2, 0, 0, 0, 1]
 """Offset of each loop's head (where its jump back goes) in LOOPS."""
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     filler=st.binary(min_size=0, max_size=16),

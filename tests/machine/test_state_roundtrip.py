@@ -204,6 +204,7 @@ def _integer_paths(fields: dict, prefix: str = "") -> list[str]:
     return paths
 
 
+@pytest.mark.slow
 def test_any_integer_field_set_to_any_value_loads_and_runs_or_is_refused_unchanged():
     import signal
 

@@ -28,6 +28,7 @@ def scene(region, seed: int, enable: int) -> Vdc:
     return vdc
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     region=st.sampled_from([NTSC, PAL]),
@@ -72,6 +73,7 @@ def test_a_read_that_cleared_bits_has_no_horizon() -> None:
     assert vdc.read_horizon(0xA1, vbl + 2) == vbl + 3, "the next read returns the VBL bit cleared"
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     region=st.sampled_from([NTSC, PAL]),

@@ -196,6 +196,7 @@ def _lines_in_any_order(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 line_ranges = st.lists(st.tuples(st.integers(0, VISIBLE_LINES - 1), st.integers(0, 40)), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     registers=st.lists(st.integers(0, 255), min_size=0x70, max_size=0x70),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from video_reference import ReferencePicture
@@ -106,6 +107,7 @@ events = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     region=st.sampled_from([NTSC, PAL]),
@@ -138,6 +140,7 @@ def test_fast_renderer_equals_reference_over_many_busy_frames() -> None:
         run_both(region, scene, moves)
 
 
+@pytest.mark.slow
 def test_fast_renderer_equals_reference_when_shapes_and_control_change_mid_frame() -> None:
     """Writes aimed at what stays writable while the display is on (sprite shapes, A0, A2, A3):
     each must reach the picture from the beam position on."""

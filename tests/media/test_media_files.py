@@ -60,3 +60,60 @@ def test_wav_is_16_bit_mono_with_clipping() -> None:
         assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (1, 2, 44100)
         pcm = np.frombuffer(wav.readframes(6), dtype="<i2")
     assert pcm.tolist() == [0, 16384, -16384, 32767, 32767, -32767]
+
+
+def _durations(data: bytes) -> list[int]:
+    image = Image.open(io.BytesIO(data))
+    out = []
+    for n in range(image.n_frames):
+        image.seek(n)
+        out.append(image.info["duration"])
+    return out
+
+
+@pytest.mark.parametrize(("rate", "frames"), [(59.826, 120), (50.0, 50)])
+def test_gif_frame_delays_add_up_to_the_console_frame_rate(rate, frames) -> None:
+    # GIF delays are whole centiseconds: 59.83 Hz needs 1.67 cs a frame, so 2 and 1 cs alternate
+    # (20 ms for every frame played 16 % slow); PAL's 50 Hz is exactly 2 cs.
+    data = gif_bytes([sample_frame(n % 3) for n in range(frames)], frame_rate=rate)
+    durations = _durations(data)
+    assert len(durations) == frames
+    assert sum(durations) / 1000 == pytest.approx(frames / rate, abs=0.01)
+    assert set(durations) <= {10, 20}
+
+
+def test_gif_writer_streams_frames_to_the_file_and_reads_back_the_same(tmp_path) -> None:
+    from hilbridge.media.images import GifWriter
+
+    target = tmp_path / "movie.gif"
+    frames = [sample_frame(n) for n in range(4)]
+    with GifWriter(target, frame_rate=50, scale=1) as writer:
+        for frame in frames:
+            writer.add(frame)
+        assert not target.exists()  # written atomically: the file appears complete, at the end
+        assert not hasattr(writer, "frames")
+    image = Image.open(target)
+    assert image.n_frames == 4 and image.info["loop"] == 0
+    for n, frame in enumerate(frames):
+        image.seek(n)
+        assert (np.asarray(image.convert("RGB")) == RF_PALETTE[frame]).all()
+
+
+def test_gif_writer_holds_no_frames_in_memory(tmp_path) -> None:
+    import gc
+    import tracemalloc
+
+    from hilbridge.media.images import GifWriter
+
+    frame = sample_frame()
+    tracemalloc.start()
+    with GifWriter(tmp_path / "long.gif", frame_rate=59.826, scale=2) as writer:
+        writer.add(frame)
+        gc.collect()
+        baseline = tracemalloc.get_traced_memory()[0]
+        for _ in range(60):
+            writer.add(frame)
+        gc.collect()  # what is still reachable, not garbage the collector has not reached yet
+        grown = tracemalloc.get_traced_memory()[0] - baseline
+    tracemalloc.stop()
+    assert grown < 2_000_000  # 60 scaled frames held would be 60 × 350 KB

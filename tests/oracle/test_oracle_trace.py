@@ -82,6 +82,7 @@ accesses = st.lists(
 ).map(lambda items: sorted(items, key=lambda a: a.cycle))
 
 
+@pytest.mark.slow
 @given(accesses)
 def test_text_round_trip(items):
     trace = parse_trace(SAMPLE)
@@ -93,6 +94,7 @@ def test_text_round_trip(items):
     assert again.complete
 
 
+@pytest.mark.slow
 @given(accesses, st.data())
 def test_first_mismatch_finds_the_first_changed_access(items, data):
     assert first_mismatch(items, list(items)) is None

@@ -29,6 +29,7 @@ def test_fault_plan_parses_and_rejects_bad_specs():
             FaultPlan.parse(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["drop", "corrupt", "dup"])
 def test_byte_mangler_applies_each_fault_at_about_its_rate(kind):
     data = bytes(random.Random(0).randrange(256) for _ in range(200_000))
@@ -142,3 +143,30 @@ def test_transmit_with_a_limit_answers_queued_requests_in_order_a_few_at_a_time(
         values = read.response_layout.unpack(frame.payload, "CART_READ")
         start = values["address"] - 0x400
         assert values["data"] == program[start : start + 0x400]
+
+
+def test_the_demo_cartridge_draws_a_picture_when_run():
+    import numpy as np
+
+    from hilbridge.machine.cartridge import load_cartridge
+    from hilbridge.machine.console import Console
+    from hilbridge.sim.demo import demo_image
+
+    console = Console(load_cartridge(demo_image()))
+    console.run_frames(10)
+    picture = console.vdc.frame()
+    assert len(np.unique(picture)) >= 2  # a grid over a background, not a black screen
+    assert np.count_nonzero(picture) > picture.size // 2
+
+
+def test_the_demo_cartridge_is_in_the_cartridge_list():
+    from click.testing import CliRunner
+
+    from hilbridge import cartdb
+    from hilbridge.cli.main import cli
+    from hilbridge.sim.demo import demo_image
+
+    [match] = cartdb.identify(demo_image())
+    assert match.exact and match.cartridge.name == "hilbridge_demo" and match.cartridge.mapper == "o2_rom"
+    listed = CliRunner().invoke(cli, ["carts", "list"])
+    assert "hilbridge_demo" in listed.output

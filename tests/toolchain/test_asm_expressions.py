@@ -141,6 +141,7 @@ class _NoSymbols(Context):
         return compile_expression(text)(self)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(trees)
 def test_random_expressions_match_reference(tree):

@@ -7,6 +7,7 @@ gives the same text.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def test_any_image_reassembles_to_itself(placed, labels, bios_names):
     assert result.warnings == []
 
 
+@pytest.mark.slow
 def test_every_opcode_at_the_end_of_a_half_and_of_a_page():
     """Each opcode with an operand byte at 7FDh-7FFh and at x0FEh-x0FFh, the places with rules."""
     filler = bytes(16)

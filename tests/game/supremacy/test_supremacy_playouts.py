@@ -42,6 +42,7 @@ def test_2000_random_playouts_finish_with_invariants_holding():
     assert finished == 2000
 
 
+@pytest.mark.slow
 def test_longer_random_games_reach_battles_and_every_stage():
     kinds: set[str] = set()
     for seed in range(12):
@@ -76,6 +77,7 @@ def test_bids_never_visible_to_others_during_random_games():
             break
 
 
+@pytest.mark.slow
 def test_apply_never_changes_the_state_it_was_given():
     """`_clone` shares what moves never change in place (COPY_DEPTH); this catches a wrong entry."""
     resolver = RandomResolver(R)
