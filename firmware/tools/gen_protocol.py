@@ -25,6 +25,7 @@ HIGH_WINDOWS = ("mirror_800", "mirror_400", "linear")
 WRAPS = ("mask", "modulo")
 DATA_AREAS = ("none", "p11_p2_page")
 MAX_SIZES = 4
+MAX_LAYOUT_COPIES = 4  # copies of one image in a layout (cartridge_types.tsv `layout` column)
 
 
 class GenerateError(Exception):
@@ -340,6 +341,7 @@ def mapper_declarations(mappers: list[dict]) -> list[str]:
         enum("wrap", WRAPS),
         enum("data_area", DATA_AREAS),
         f"#define HB_MAPPER_MAX_SIZES {MAX_SIZES}u",
+        f"#define HB_LAYOUT_MAX_COPIES {MAX_LAYOUT_COPIES}u",
         "typedef struct hb_mapper_type {",
         "    const char *name;",
         "    uint8_t protocol_id;",
@@ -351,12 +353,36 @@ def mapper_declarations(mappers: list[dict]) -> list[str]:
         "    uint32_t program_offset;",
         "    uint8_t wrap;         /* enum hb_wrap */",
         "    uint8_t data_area;    /* enum hb_data_area */",
+        "    /* layout: an image of layout_image_size bytes sits at each of the copy offsets (later copies",
+        "       on top) of a zero-filled bank space of layout_space_size bytes; 0 = no layout. */",
+        "    uint32_t layout_image_size;",
+        "    uint32_t layout_space_size;",
+        "    uint8_t layout_copy_count;",
+        "    uint32_t layout_copies[HB_LAYOUT_MAX_COPIES];",
         "} hb_mapper_type;",
         f"#define HB_MAPPER_TYPE_COUNT {len(mappers)}u",
         "extern const hb_mapper_type HB_MAPPER_TYPES[HB_MAPPER_TYPE_COUNT];",
         f"#define HB_MAX_IMAGE_SIZE {max(s for m in mappers for s in m['sizes'])}u",
         "",
     ]
+
+
+def parse_layout(text: str, sizes: list[int], where: str) -> tuple[int, int, list[int]]:
+    """`SIZE@OFFSET+OFFSET/SPACE` (the `layout` column) -> (size, space, offsets); `-` -> (0, 0, [])."""
+    if text in ("", "-"):
+        return 0, 0, []
+    try:
+        size_text, rest = text.split("@")
+        offsets_text, space_text = rest.split("/")
+        size, space = int(size_text), int(space_text)
+        offsets = [int(offset) for offset in offsets_text.split("+")]
+    except ValueError:
+        raise GenerateError(f"{where}: layout {text!r} is not SIZE@OFFSET+OFFSET/SPACE") from None
+    if ";" in text or size not in sizes or not 0 < len(offsets) <= MAX_LAYOUT_COPIES:
+        raise GenerateError(f"{where}: layout {text!r}: one allowed size, 1-{MAX_LAYOUT_COPIES} copies")
+    if any(offset + size > space for offset in offsets) or space & (space - 1):
+        raise GenerateError(f"{where}: layout {text!r}: copies must fit a power-of-two space")
+    return size, space, offsets
 
 
 def load_mappers(root: Path, codes: list[dict[str, str]]) -> list[dict]:
@@ -376,7 +402,8 @@ def load_mappers(root: Path, codes: list[dict[str, str]]) -> list[dict]:
         ):
             if row[column] not in allowed:
                 raise GenerateError(f"{where}: unknown {column} {row[column]!r}")
-        mappers.append({**row, "sizes": sizes, "protocol_id": ids.get(row["mapper"], 0)})
+        layout = parse_layout(row.get("layout", "-"), sizes, where)
+        mappers.append({**row, "sizes": sizes, "layout": layout, "protocol_id": ids.get(row["mapper"], 0)})
     missing = set(ids) - {m["mapper"] for m in mappers}
     if missing:
         raise GenerateError(f"codes.tsv mappers without a row in {path}: {', '.join(sorted(missing))}")
@@ -497,7 +524,9 @@ def source(messages: list[Message], codes: list[dict[str, str]], mappers: list[d
             f"    {{{c_string(m['mapper'])}, {m['protocol_id']}u, {len(m['sizes'])}u, {{{sizes}}}, "
             f"{int(m['bank_size'])}u, HB_BANK_SELECT_{m['bank_select'].upper()}, "
             f"HB_HIGH_WINDOW_{m['high_window'].upper()}, {int(m['program_offset'])}u, "
-            f"HB_WRAP_{m['wrap'].upper()}, HB_DATA_AREA_{m['data_area'].upper()}}},"
+            f"HB_WRAP_{m['wrap'].upper()}, HB_DATA_AREA_{m['data_area'].upper()}, "
+            f"{m['layout'][0]}u, {m['layout'][1]}u, {len(m['layout'][2])}u, "
+            f"{{{', '.join(f'{o}u' for o in m['layout'][2]) or '0u'}}}}},"
         )
     out += ["};", ""]
     return "\n".join(out)

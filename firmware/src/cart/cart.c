@@ -39,8 +39,9 @@ void cart_init(cart *cart, const hb_mapper_type *type, const uint8_t *image, uin
 {
     cart->type = type;
     cart->image = image;
-    cart->size = size;
-    cart->banks = size / type->bank_size ? size / type->bank_size : 1u;
+    cart->image_size = size;
+    cart->size = type->layout_image_size == size ? type->layout_space_size : size;
+    cart->banks = cart->size / type->bank_size ? cart->size / type->bank_size : 1u;
     cart->latch = 0;
 }
 
@@ -55,6 +56,19 @@ uint32_t cart_bank(const cart *cart, uint8_t p1)
     default:
         return 0;
     }
+}
+
+/* Byte `offset` of the bank space: of the image, or of the last layout copy that covers it (0 where
+ * none does), as cartridge.py's MapperType.bank_space builds it. */
+static uint8_t space_byte(const cart *cart, uint32_t offset)
+{
+    const hb_mapper_type *type = cart->type;
+    if (cart->size == cart->image_size) return cart->image[offset];
+    for (uint32_t i = type->layout_copy_count; i-- > 0;) {
+        uint32_t start = type->layout_copies[i];
+        if (offset >= start && offset - start < cart->image_size) return cart->image[offset - start];
+    }
+    return 0;
 }
 
 static uint32_t image_offset(const cart *cart, uint32_t address, uint32_t bank)
@@ -73,14 +87,14 @@ static uint32_t image_offset(const cart *cart, uint32_t address, uint32_t bank)
 
 uint8_t cart_fetch(const cart *cart, uint16_t address, uint8_t p1)
 {
-    return cart->image[image_offset(cart, address, cart_bank(cart, p1))];
+    return space_byte(cart, image_offset(cart, address, cart_bank(cart, p1)));
 }
 
 uint8_t cart_movx_read(const cart *cart, uint16_t address, uint8_t p1, uint8_t p2)
 {
     if (cart->type->data_area == HB_DATA_AREA_P11_P2_PAGE && (p1 & P11)) {
         uint32_t offset = ((uint32_t)(p2 & HB_CART_P2_MASK) << 8) | (address & 0xFFu);
-        return cart->image[offset & (cart->size - 1u)];
+        return space_byte(cart, offset & (cart->size - 1u));
     }
     return HB_NOT_DRIVEN;
 }
@@ -94,5 +108,5 @@ void cart_movx_write(cart *cart, uint16_t address, uint8_t value, uint8_t p1)
 void cart_program_view(const cart *cart, uint8_t p1, uint8_t out[CART_VIEW_SIZE])
 {
     uint32_t bank = cart_bank(cart, p1);
-    for (uint32_t a = 0; a < CART_VIEW_SIZE; a++) out[a] = cart->image[image_offset(cart, HB_PROGRAM_START + a, bank)];
+    for (uint32_t a = 0; a < CART_VIEW_SIZE; a++) out[a] = space_byte(cart, image_offset(cart, HB_PROGRAM_START + a, bank));
 }

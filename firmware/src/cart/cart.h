@@ -14,7 +14,8 @@
 typedef struct cart {
     const hb_mapper_type *type;
     const uint8_t *image;
-    uint32_t size;
+    uint32_t image_size;
+    uint32_t size; /* of the bank space: the image, or the layout it is laid out in */
     uint32_t banks;
     uint8_t latch; /* o2_rally bank latch, 0 after reset */
 } cart;
