@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import click
 
@@ -23,6 +24,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.load", "unload"),
     ("hilbridge.cli.sim", "sim"),
     ("hilbridge.cli.emu", "emu"),
+    ("hilbridge.cli.firmware", "firmware"),
 )
 
 
@@ -47,5 +49,17 @@ for _module, _attribute in COMMANDS:
     cli.add_command(getattr(importlib.import_module(_module), _attribute))
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings meant for the user (an outdated adapter firmware) as one line, not a source location."""
+    if issubclass(category, UserWarning) and category.__module__.startswith("hilbridge."):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main() -> None:
+    warnings.showwarning = _show_warning
     cli()

@@ -58,6 +58,20 @@ def header(version: str = __version__, commit: str | None = None) -> str:
     )
 
 
+class FirmwareOutdated(UserWarning):
+    """The adapter runs firmware older than the one this hilbridge ships."""
+
+
+def outdated_warning(adapter_version: str, package_version: str = __version__) -> str | None:
+    """A sentence saying the adapter's firmware is older than the package's, or None."""
+    if version_tuple(adapter_version) >= version_tuple(package_version):
+        return None
+    return (
+        f"the adapter runs firmware {adapter_version}, older than this hilbridge's {package_version}: "
+        "update it with `hilbridge firmware build` and `hilbridge firmware flash`"
+    )
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m hilbridge.firmware.version OUT.h", file=sys.stderr)

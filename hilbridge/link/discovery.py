@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
+from hilbridge.firmware.version import FirmwareOutdated, outdated_warning
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.transport import InProcessTransport, SerialTransport, Transport
 from hilbridge.link.usb import ADAPTER_PID, ADAPTER_VID, UsbTransport, describe, find_adapters
@@ -48,10 +50,14 @@ def open_adapter(device: str | None, **link_options: Any) -> Adapter:
     """Open `device` and shake hands with it; a HilbridgeError explains any failure."""
     transport = open_transport(device)
     try:
-        return Adapter(transport, **link_options)
+        adapter = Adapter(transport, **link_options)
     except BaseException:
         transport.close()
         raise
+    warning = outdated_warning(adapter.info.firmware)
+    if warning:
+        warnings.warn(f"{adapter.name}: {warning}", FirmwareOutdated, stacklevel=2)
+    return adapter
 
 
 def list_devices() -> list[DeviceEntry]:

@@ -1,0 +1,100 @@
+"""Firmware in the loop for tests: build the firmware into a temporary directory, fetch the RP2040 boot
+ROM into the user cache, and run `firmware/harness/harness.mjs` (rp2040js) around them.
+
+Plain functions, not fixtures, so the link conformance suite can add the emulated firmware as one more
+device without importing fixtures across test folders. Everything skips locally (and fails in CI) when
+arm-none-eabi-gcc, node or the harness's `npm ci` are missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI, PROJECT_ROOT, require_tool
+
+FIRMWARE = PROJECT_ROOT / "firmware"
+HARNESS = FIRMWARE / "harness" / "harness.mjs"
+STARTUP_TIMEOUT = 60.0
+
+
+def require_harness() -> str:
+    """The node binary, once the harness's dependencies are installed (`npm ci` in firmware/harness)."""
+    node = require_tool("node")
+    if not (FIRMWARE / "harness" / "node_modules" / "rp2040js").is_dir():
+        message = "rp2040js is not installed: run `npm ci` in firmware/harness (.ci/run does)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return node
+
+
+@functools.cache
+def _build(build_dir: str) -> Path:
+    result = subprocess.run(
+        ["make", "-C", str(FIRMWARE), f"BUILD={build_dir}", f"PYTHON={sys.executable}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return Path(build_dir) / "hilbridge-adapter.uf2"
+
+
+def built_uf2() -> Path:
+    """The UF2 built from this checkout (once per test process, outside the source tree)."""
+    require_tool("arm-none-eabi-gcc")
+    return _build(str(Path(tempfile.gettempdir()) / f"hilbridge-fw-test-{os.getpid()}"))
+
+
+def bootrom() -> Path:
+    """The verified RP2040 boot ROM image in the user cache (downloaded from PyPI the first time)."""
+    from hilbridge.firmware.bootrom import bootrom_image
+
+    return bootrom_image()
+
+
+def _harness_command(uf2: Path, *arguments: str) -> list[str]:
+    return [require_harness(), str(HARNESS), "--uf2", str(uf2), "--bootrom", str(bootrom()), *arguments]
+
+
+def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
+    """Run the chip from reset for `cycles` and report whether it reached the application."""
+    result = subprocess.run(
+        _harness_command(uf2, "--boot-check", str(cycles)), capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {"events": [e["event"] for e in events], **events[-1]}
+
+
+@contextlib.contextmanager
+def served_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[str]:
+    """The emulated adapter on USB CDC bridged to TCP; yields its socket:// URL once USB is up."""
+    process = subprocess.Popen(
+        _harness_command(uf2 or built_uf2(), *arguments),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = None
+        for line in process.stdout:
+            event = json.loads(line)
+            if event["event"] == "listening":
+                url = event["url"]
+            if event["event"] == "usb-connected":
+                break
+        assert url, "the harness ended before its USB device was up"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
