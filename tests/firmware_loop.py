@@ -40,7 +40,7 @@ def require_harness() -> str:
 @functools.cache
 def _build(build_dir: str) -> Path:
     result = subprocess.run(
-        ["make", "-C", str(FIRMWARE), f"BUILD={build_dir}", f"PYTHON={sys.executable}"],
+        ["make", "-C", str(FIRMWARE), "rp2040", f"BUILD_DIR={build_dir}", f"PYTHON={sys.executable}"],
         capture_output=True,
         text=True,
         check=False,

@@ -146,6 +146,10 @@
 #define SSI_CTRLR1 _U(0x04)
 #define SSI_SSIENR _U(0x08)
 #define SSI_BAUDR _U(0x14)
+#define SSI_SER _U(0x10)
+#define SSI_SR _U(0x28)
+#define SSI_DR0 _U(0x60)
+#define SSI_SR_RFNE (_U(1) << 3)
 #define SSI_SPI_CTRLR0 _U(0xF4)
 #define SSI_CTRLR0_DFS_32_LSB 16
 #define SSI_CTRLR0_TMOD_LSB 8
@@ -155,6 +159,14 @@
 #define SSI_SPI_CTRLR0_INST_L_8B _U(2)
 #define SSI_SPI_CTRLR0_ADDR_L_LSB 2
 #define SSI_SPI_CTRLR0_TRANS_TYPE_1C1A _U(0)
+
+/* ---- IO_QSPI: the flash chip select's output override (force low or high) ---- */
+#define IO_QSPI_BASE _U(0x40018000)
+#define IO_QSPI_SS_CTRL _U(0x0C)
+#define IO_QSPI_OUTOVER_LSB 8
+#define IO_QSPI_OUTOVER_MASK (_U(3) << 8)
+#define IO_QSPI_OUTOVER_LOW _U(2)
+#define IO_QSPI_OUTOVER_HIGH _U(3)
 
 /* ---- USB controller: registers and the dual-port RAM it shares with the CPU ---- */
 #define USBCTRL_DPRAM_BASE _U(0x50100000)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import pytest
 from firmware_loop import boot_check, built_uf2, served_firmware
 
+from hilbridge import __version__
 from hilbridge.firmware.uf2 import read_uf2, write_uf2
+from hilbridge.link.adapter import Adapter
+from hilbridge.link.protocol import PROTOCOL_VERSION
 from hilbridge.link.transport import SerialTransport
 
 pytestmark = pytest.mark.slow
+FLASH_UNIQUE_ID = "E6603828432C5D2B"  # FLASH_UNIQUE_ID in firmware/harness/lib/boot.mjs
 
 
 def test_the_uf2_boots_through_the_boot_rom():
@@ -26,11 +30,12 @@ def test_a_uf2_with_a_corrupted_boot2_crc_does_not_boot(tmp_path):
     assert "usb-connected" in report["events"]  # the boot ROM fell back to its own USB boot device
 
 
-def test_usb_cdc_carries_bytes_both_ways():
-    with served_firmware() as url:
-        transport = SerialTransport(url)
-        try:
-            transport.write(b"\x00")
-            assert transport.read(2.0) is not None
-        finally:
-            transport.close()
+def test_hello_is_answered_over_emulated_usb_cdc():
+    with served_firmware() as url, Adapter(SerialTransport(url)) as adapter:
+        assert adapter.info.protocol == PROTOCOL_VERSION
+        assert adapter.info.firmware == __version__
+        assert adapter.info.max_payload >= 4096
+        # The serial number is the flash chip's unique id (command 4Bh), as the harness's flash holds it.
+        assert adapter.info.serial == "HB" + FLASH_UNIQUE_ID
+        assert adapter.firmware_info().startswith(f"hilbridge adapter firmware {__version__}")
+        assert adapter.status()["frames_bad"] == 0

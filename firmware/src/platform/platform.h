@@ -25,4 +25,6 @@ size_t usb_write_space(void);
 size_t usb_write(const uint8_t *data, size_t length);
 void usb_flush(void);
 
+void flash_unique_id(uint8_t out[8]);
+
 #endif

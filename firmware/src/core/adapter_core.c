@@ -1,0 +1,567 @@
+/* The protocol core: requests in, replies and capture events out (docs/protocol.md §2-§4).
+ * Every check and error code follows the simulated adapter (hilbridge/sim/device.py), which the
+ * host's conformance suite holds both to. */
+#include "adapter_core.h"
+
+#include <string.h>
+
+#include "crc32.h"
+#include "cart.h"
+
+enum tx_source { TX_NONE, TX_REPLY, TX_CHUNK, TX_MARKER };
+
+#define RESET_ADDRESS 0x400u
+#define VSYNC_HOOK 0x406u
+#define MOVX_END 0x100u
+#define CHUNK_SEQ_SIZE 4u
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static bool has_capability(const adapter_core *core, unsigned bit)
+{
+    return (core->ops->capabilities >> bit) & 1u;
+}
+
+static size_t text_length(const char *text)
+{
+    size_t n = 0;
+    if (text)
+        while (text[n]) n++;
+    return n;
+}
+
+void core_init(adapter_core *core, const adapter_ops *ops)
+{
+    memset(core, 0, sizeof *core);
+    core->ops = ops;
+    core->capture_p1 = HB_CART_P1_MASK;
+    frame_decoder_init(&core->decoder, core->rx, sizeof core->rx);
+}
+
+void core_link_reset(adapter_core *core)
+{
+    frame_decoder_reset(&core->decoder);
+    if (core->tx.active && core->tx_source != TX_REPLY) {
+        /* An event is sent again from its first byte on the next link rather than lost. */
+        frame_encoder_start(&core->tx, core->tx.raw, core->tx.length);
+        return;
+    }
+    /* The host that asked for the reply is gone. */
+    core->tx.active = false;
+    core->tx_source = TX_NONE;
+    core->reply_length = 0;
+}
+
+/* -- requests ----------------------------------------------------------------------------------- */
+
+static void answer(adapter_core *core)
+{
+    const uint8_t *raw = core->rx;
+    size_t length = core->decoder.length;
+    uint8_t type = raw[0], seq = raw[1];
+    uint32_t crc = get_u32(raw + length - HB_CRC_SIZE);
+    if (type == HB_MSG_HELLO) {
+        /* HELLO starts a session: earlier sequence numbers mean nothing now. */
+        for (size_t i = 0; i < CORE_REPLY_CACHE; i++) core->cache[i].valid = false;
+    }
+    core_cached_reply *entry = &core->cache[seq % CORE_REPLY_CACHE];
+    bool duplicate = entry->valid && entry->seq == seq && entry->request_type == type &&
+                     entry->request_length == length && entry->request_crc == crc;
+    core->counters.frames_out++;
+    if (duplicate) {
+        core->counters.duplicates++;
+        if (entry->stored) {
+            memcpy(core->reply + HB_HEADER_SIZE, entry->reply, entry->reply_length);
+            core->reply_length = frame_seal(core->reply, entry->reply_type, seq, entry->reply_length);
+            return;
+        }
+    }
+    hb_reply reply = {core->reply + HB_HEADER_SIZE, CORE_MAX_PAYLOAD, 0, 0};
+    hb_dispatch(core, type, raw + HB_HEADER_SIZE, length - HB_HEADER_SIZE - HB_CRC_SIZE, &reply);
+    uint8_t reply_type = reply.error ? (uint8_t)(HB_MSG_ERROR | HB_REPLY_BIT) : (uint8_t)(type | HB_REPLY_BIT);
+    core->reply_length = frame_seal(core->reply, reply_type, seq, reply.length);
+    if (duplicate) return;
+    entry->valid = true;
+    entry->seq = seq;
+    entry->request_type = type;
+    entry->request_length = (uint32_t)length;
+    entry->request_crc = crc;
+    entry->reply_type = reply_type;
+    entry->stored = reply.length <= CORE_CACHED_REPLY_MAX;
+    if (entry->stored) {
+        entry->reply_length = (uint8_t)reply.length;
+        memcpy(entry->reply, core->reply + HB_HEADER_SIZE, reply.length);
+    }
+}
+
+size_t core_receive(adapter_core *core, const uint8_t *bytes, size_t count)
+{
+    size_t used = 0;
+    while (used < count && core->reply_length == 0) {
+        int result;
+        used += frame_decoder_feed(&core->decoder, bytes + used, count - used, &result);
+        if (result == FRAME_BAD) core->counters.frames_bad++;
+        else if (result == FRAME_READY) {
+            core->counters.frames_in++;
+            answer(core);
+        }
+    }
+    return used;
+}
+
+/* -- capture stream ------------------------------------------------------------------------------ */
+
+static uint32_t chunks_waiting(const adapter_core *core) { return core->chunk_open - core->chunk_head; }
+
+static core_chunk_slot *open_chunk(adapter_core *core)
+{
+    if (chunks_waiting(core) >= CORE_CHUNK_SLOTS) return NULL;
+    return &core->chunks[core->chunk_open % CORE_CHUNK_SLOTS];
+}
+
+static void close_chunk(adapter_core *core)
+{
+    core_chunk_slot *slot = open_chunk(core);
+    if (slot == NULL || slot->records == 0) return;
+    uint8_t *payload = slot->frame + HB_HEADER_SIZE;
+    put_u32(payload, core->capture_chunks);
+    frame_seal(slot->frame, HB_MSG_CAPTURE_CHUNK, 0, CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE);
+    core->capture_chunks++;
+    core->capture_records += slot->records;
+    core->chunk_open++;
+    slot = open_chunk(core);
+    if (slot) slot->records = 0;
+}
+
+static void add_record(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
+                       uint8_t p1)
+{
+    if (kind > 7u || !((core->capture_what >> kind) & 1u)) return;
+    core_chunk_slot *slot = open_chunk(core);
+    if (slot == NULL) {
+        core->capture_dropped++;
+        return;
+    }
+    uint8_t *record = slot->frame + HB_HEADER_SIZE + CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE;
+    put_u32(record + HB_CAPTURE_RECORD_CYCLE_OFFSET, cycle);
+    record[HB_CAPTURE_RECORD_KIND_OFFSET] = kind;
+    record[HB_CAPTURE_RECORD_ADDRESS_OFFSET] = (uint8_t)address;
+    record[HB_CAPTURE_RECORD_ADDRESS_OFFSET + 1u] = (uint8_t)(address >> 8);
+    record[HB_CAPTURE_RECORD_VALUE_OFFSET] = value;
+    record[HB_CAPTURE_RECORD_P1_OFFSET] = p1;
+    if (++slot->records == CORE_CHUNK_RECORDS) close_chunk(core);
+}
+
+/* RESET_DETECTED or FRAME_SYNC, sent after the chunks closed before it. */
+static void add_marker(adapter_core *core, uint8_t type, uint32_t first, uint32_t cycle, bool two_fields)
+{
+    if (core->marker_tail - core->marker_head >= CORE_MARKER_SLOTS) {
+        core->capture_dropped++;
+        return;
+    }
+    core_marker *marker = &core->markers[core->marker_tail % CORE_MARKER_SLOTS];
+    uint8_t *payload = marker->frame + HB_HEADER_SIZE;
+    put_u32(payload, first);
+    if (two_fields) put_u32(payload + 4, cycle);
+    marker->length = (uint8_t)frame_seal(marker->frame, type, 0, two_fields ? 8u : 4u);
+    marker->after_chunks = core->capture_chunks;
+    core->marker_tail++;
+}
+
+void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
+                         uint8_t p1)
+{
+    if (!core->capturing) return;
+    uint8_t slot_p1 = p1 & HB_CART_P1_MASK;
+    if (slot_p1 != core->capture_p1) {
+        core->capture_p1 = slot_p1;
+        add_record(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
+    }
+    add_record(core, cycle, kind, address, value, p1);
+    if (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK)) {
+        close_chunk(core);
+        if (address == RESET_ADDRESS) {
+            core->capture_resets++;
+            add_marker(core, HB_MSG_RESET_DETECTED, cycle, 0, false);
+        } else {
+            add_marker(core, HB_MSG_FRAME_SYNC, core->capture_frames++, cycle, true);
+        }
+    }
+}
+
+void core_capture_dropped(adapter_core *core, uint32_t records)
+{
+    if (core->capturing) core->capture_dropped += records;
+}
+
+void core_capture_flush(adapter_core *core)
+{
+    if (core->capturing) close_chunk(core);
+}
+
+/* -- sending ------------------------------------------------------------------------------------- */
+
+/* Pick the next frame to send: the reply, then events in stream order. */
+static bool start_next(adapter_core *core)
+{
+    if (core->reply_length) {
+        frame_encoder_start(&core->tx, core->reply, core->reply_length);
+        core->tx_source = TX_REPLY;
+        return true;
+    }
+    if (core->marker_head != core->marker_tail) {
+        core_marker *marker = &core->markers[core->marker_head % CORE_MARKER_SLOTS];
+        if (marker->after_chunks <= core->capture_sent) {
+            frame_encoder_start(&core->tx, marker->frame, marker->length);
+            core->tx_source = TX_MARKER;
+            core->counters.frames_out++;
+            return true;
+        }
+    }
+    if (chunks_waiting(core) == 0 && core->capturing) close_chunk(core); /* idle link: send what there is */
+    if (chunks_waiting(core)) {
+        core_chunk_slot *slot = &core->chunks[core->chunk_head % CORE_CHUNK_SLOTS];
+        frame_encoder_start(&core->tx, slot->frame,
+                            HB_HEADER_SIZE + CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE +
+                                HB_CRC_SIZE);
+        core->tx_source = TX_CHUNK;
+        core->counters.frames_out++;
+        return true;
+    }
+    return false;
+}
+
+static void finish_sent(adapter_core *core)
+{
+    switch (core->tx_source) {
+    case TX_REPLY:
+        core->reply_length = 0;
+        break;
+    case TX_MARKER:
+        core->marker_head++;
+        break;
+    case TX_CHUNK: {
+        uint32_t freed = core->chunk_head % CORE_CHUNK_SLOTS;
+        core->chunk_head++;
+        if (core->tx_stale) core->tx_stale = false;
+        else core->capture_sent++;
+        if (freed == core->chunk_open % CORE_CHUNK_SLOTS) core->chunks[freed].records = 0;
+        break;
+    }
+    default:
+        break;
+    }
+    if (core->tx_source == TX_MARKER) core->tx_stale = false;
+    core->tx_source = TX_NONE;
+}
+
+size_t core_transmit(adapter_core *core, uint8_t *out, size_t room)
+{
+    size_t made = 0;
+    while (made < room) {
+        if (!core->tx.active && !start_next(core)) break;
+        made += frame_encoder_pull(&core->tx, out + made, room - made);
+        if (!core->tx.active) finish_sent(core);
+    }
+    return made;
+}
+
+bool core_has_output(const adapter_core *core)
+{
+    if (core->tx.active || core->reply_length || core->marker_head != core->marker_tail || chunks_waiting(core))
+        return true;
+    return core->capturing && core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records != 0;
+}
+
+/* -- handlers: one per command of messages.tsv ------------------------------------------------- */
+
+static bool refuse_without(adapter_core *core, unsigned bit, hb_reply *reply)
+{
+    if (has_capability(core, bit)) return false;
+    hb_reply_error(reply, HB_ERROR_NOT_SUPPORTED, "this adapter lacks the capability");
+    return true;
+}
+
+void hb_on_hello(struct adapter_core *core, const hb_hello_request *request, hb_reply *reply)
+{
+    if (request->host_protocol != HB_PROTOCOL_VERSION) {
+        hb_reply_error(reply, HB_ERROR_VERSION_MISMATCH, "adapter speaks protocol " HB_PROTOCOL_VERSION_TEXT);
+        return;
+    }
+    const adapter_ops *ops = core->ops;
+    hb_hello_response values = {
+        .protocol = HB_PROTOCOL_VERSION,
+        .fw_major = ops->fw_major,
+        .fw_minor = ops->fw_minor,
+        .fw_patch = ops->fw_patch,
+        .capabilities = ops->capabilities,
+        .board_id = ops->board_id,
+        .max_payload = CORE_MAX_PAYLOAD > 0xFFFFu ? 0xFFFFu : (uint16_t)CORE_MAX_PAYLOAD,
+        .serial = ops->serial,
+        .serial_length = text_length(ops->serial),
+    };
+    hb_pack_hello_response(reply, &values);
+}
+
+void hb_on_firmware_info(struct adapter_core *core, const hb_firmware_info_request *request, hb_reply *reply)
+{
+    (void)request;
+    hb_firmware_info_response values = {.build = core->ops->build, .build_length = text_length(core->ops->build)};
+    hb_pack_firmware_info_response(reply, &values);
+}
+
+void hb_on_status(struct adapter_core *core, const hb_status_request *request, hb_reply *reply)
+{
+    (void)request;
+    bool capturing = core->capturing;
+    hb_status_response values = {
+        .frames_in = core->counters.frames_in,
+        .frames_bad = core->counters.frames_bad,
+        .frames_out = core->counters.frames_out,
+        .duplicates = core->counters.duplicates,
+        .emulating = core->emulating,
+        .capturing = capturing,
+        .capture_chunks = capturing ? core->capture_chunks : 0,
+        .capture_dropped = capturing ? core->capture_dropped : 0,
+        .resets_seen = capturing ? core->capture_resets : 0,
+        .uptime_ms = core->ops->uptime_ms ? core->ops->uptime_ms(core->ops->context) : 0,
+    };
+    hb_pack_status_response(reply, &values);
+}
+
+void hb_on_set_ports(struct adapter_core *core, const hb_set_ports_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_CART_READ_BIT, reply)) return;
+    core->ops->set_ports(core->ops->context, request->p1, request->p2);
+    hb_set_ports_response values = {.p1 = request->p1, .p2 = request->p2};
+    hb_pack_set_ports_response(reply, &values);
+}
+
+static bool slot_refused(adapter_core *core, hb_reply *reply)
+{
+    if (core->ops->cart_present(core->ops->context)) return false;
+    hb_reply_error(reply, HB_ERROR_NO_CARTRIDGE, "the slot is empty");
+    return true;
+}
+
+/* The range checks of a read; true (and an ERROR in `reply`) when refused. */
+static bool read_refused(adapter_core *core, uint8_t strobe, uint32_t address, uint32_t length,
+                         uint32_t reply_bytes, hb_reply *reply)
+{
+    if (slot_refused(core, reply)) return true;
+    if (length < 1u || reply_bytes > CORE_MAX_PAYLOAD - 2u) {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "reply length is not 1..max_payload-2");
+        return true;
+    }
+    if (strobe == HB_STROBE_PSEN) {
+        if (address < HB_PROGRAM_START || address + length > HB_PROGRAM_END) {
+            hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "program reads must lie within 0x400-0xFFF");
+            return true;
+        }
+    } else if (strobe == HB_STROBE_MOVX_READ) {
+        if (address + length > MOVX_END) {
+            hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "MOVX reads must lie within 0x00-0xFF");
+            return true;
+        }
+    } else {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "unknown strobe");
+        return true;
+    }
+    return false;
+}
+
+static void read_passes(adapter_core *core, uint8_t p1, uint8_t p2, uint8_t strobe, uint16_t address,
+                        uint16_t length, uint32_t count, hb_reply *reply)
+{
+    uint8_t *data = reply->payload + HB_CART_READ_RESPONSE_DATA_OFFSET;
+    for (uint32_t pass = 0; pass < count; pass++)
+        core->ops->cart_read(core->ops->context, p1, p2, strobe, address, length, data + pass * length);
+    hb_cart_read_response values = {.address = address, .data = data, .data_length = (size_t)length * count};
+    hb_pack_cart_read_response(reply, &values);
+}
+
+void hb_on_cart_read(struct adapter_core *core, const hb_cart_read_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_CART_READ_BIT, reply)) return;
+    if (read_refused(core, request->strobe, request->address, request->length, request->length, reply)) return;
+    read_passes(core, request->p1, request->p2, request->strobe, request->address, request->length, 1, reply);
+}
+
+void hb_on_cart_read_repeat(struct adapter_core *core, const hb_cart_read_repeat_request *request,
+                            hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_CART_READ_BIT, reply)) return;
+    if (request->count < 1u) {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "count must be at least 1");
+        return;
+    }
+    uint32_t total = (uint32_t)request->length * request->count;
+    if (read_refused(core, request->strobe, request->address, request->length, total, reply)) return;
+    read_passes(core, request->p1, request->p2, request->strobe, request->address, request->length,
+                request->count, reply);
+}
+
+void hb_on_cart_write(struct adapter_core *core, const hb_cart_write_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_CART_WRITE_BIT, reply)) return;
+    if (slot_refused(core, reply)) return;
+    core->ops->cart_write(core->ops->context, request->p1, request->p2, request->address, request->value);
+    hb_cart_write_response values = {0};
+    hb_pack_cart_write_response(reply, &values);
+}
+
+void hb_on_upload_begin(struct adapter_core *core, const hb_upload_begin_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_EMULATION_BIT, reply)) return;
+    if (core->emulating) {
+        hb_reply_error(reply, HB_ERROR_BUSY, "switch emulation off before uploading");
+        return;
+    }
+    if (cart_type_by_id(request->mapper) == NULL) {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "unknown mapper id");
+        return;
+    }
+    if (request->size < 1u || request->size > CORE_UPLOAD_MAX) {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "image size is not 1..16384");
+        return;
+    }
+    memset(core->image, 0, request->size);
+    core->upload_size = request->size;
+    core->upload_mapper = request->mapper;
+    hb_upload_begin_response values = {0};
+    hb_pack_upload_begin_response(reply, &values);
+}
+
+void hb_on_upload_data(struct adapter_core *core, const hb_upload_data_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_EMULATION_BIT, reply)) return;
+    if (core->upload_size == 0) {
+        hb_reply_error(reply, HB_ERROR_UPLOAD_STATE, "no upload in progress");
+        return;
+    }
+    if (core->emulating) {
+        /* The image is the memory being served: it must not change under the console. */
+        hb_reply_error(reply, HB_ERROR_BUSY, "switch emulation off before uploading");
+        return;
+    }
+    if ((uint64_t)request->offset + request->data_length > core->upload_size) {
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "data beyond the end of the image");
+        return;
+    }
+    memcpy(core->image + request->offset, request->data, request->data_length);
+    hb_upload_data_response values = {.offset = request->offset, .length = (uint16_t)request->data_length};
+    hb_pack_upload_data_response(reply, &values);
+}
+
+void hb_on_upload_end(struct adapter_core *core, const hb_upload_end_request *request, hb_reply *reply)
+{
+    (void)request;
+    if (refuse_without(core, HB_CAPABILITY_EMULATION_BIT, reply)) return;
+    if (core->upload_size == 0) {
+        hb_reply_error(reply, HB_ERROR_UPLOAD_STATE, "no upload in progress");
+        return;
+    }
+    hb_upload_end_response values = {.size = core->upload_size,
+                                      .crc32 = crc32_update(0, core->image, core->upload_size)};
+    hb_pack_upload_end_response(reply, &values);
+}
+
+void hb_on_emulation(struct adapter_core *core, const hb_emulation_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_EMULATION_BIT, reply)) return;
+    const adapter_ops *ops = core->ops;
+    if (request->enable && !core->emulating) {
+        if (core->upload_size == 0) {
+            hb_reply_error(reply, HB_ERROR_UPLOAD_STATE, "upload an image first");
+            return;
+        }
+        const hb_mapper_type *type = cart_type_by_id(core->upload_mapper);
+        if (!cart_size_allowed(type, core->upload_size)) {
+            hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "the image size does not fit the mapper");
+            return;
+        }
+        if (!ops->emulation_start(ops->context, core->image, core->upload_size, core->upload_mapper)) {
+            hb_reply_error(reply, HB_ERROR_NOT_SUPPORTED, "this adapter cannot serve that mapper");
+            return;
+        }
+        core->emulating = true;
+        core->emulated_mapper = core->upload_mapper;
+        core->emulated_size = core->upload_size;
+        core->emulated_crc = crc32_update(0, core->image, core->upload_size);
+    } else if (!request->enable && core->emulating) {
+        ops->emulation_stop(ops->context);
+        core->emulating = false;
+    }
+    bool on = core->emulating;
+    hb_emulation_response values = {
+        .enabled = on,
+        .mapper = on ? core->emulated_mapper : 0,
+        .size = on ? core->emulated_size : 0,
+        .crc32 = on ? core->emulated_crc : 0,
+    };
+    hb_pack_emulation_response(reply, &values);
+}
+
+void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_request *request, hb_reply *reply)
+{
+    if (refuse_without(core, HB_CAPABILITY_CAPTURE_BIT, reply)) return;
+    const adapter_ops *ops = core->ops;
+    if (!core->emulating && !ops->cart_present(ops->context)) {
+        hb_reply_error(reply, HB_ERROR_NO_CARTRIDGE, "nothing to run: the slot is empty and emulation is off");
+        return;
+    }
+    if (core->capturing) {
+        hb_reply_error(reply, HB_ERROR_BUSY, "a capture is already running");
+        return;
+    }
+    if (!ops->capture_start(ops->context, request->what)) {
+        hb_reply_error(reply, HB_ERROR_NOT_SUPPORTED, "this adapter cannot capture now");
+        return;
+    }
+    /* Events of an earlier stream not yet sent are dropped (its totals were reported by its
+     * CAPTURE_STOP); one already on the wire is finished but not counted in the new stream. */
+    bool chunk_on_wire = core->tx.active && core->tx_source == TX_CHUNK;
+    bool marker_on_wire = core->tx.active && core->tx_source == TX_MARKER;
+    core->chunk_open = core->chunk_head + (chunk_on_wire ? 1u : 0u);
+    core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records = 0;
+    core->marker_tail = core->marker_head + (marker_on_wire ? 1u : 0u);
+    core->tx_stale = chunk_on_wire || marker_on_wire;
+    core->capturing = true;
+    core->capture_what = request->what;
+    core->capture_p1 = HB_CART_P1_MASK;
+    core->capture_chunks = 0;
+    core->capture_sent = 0;
+    core->capture_records = 0;
+    core->capture_dropped = 0;
+    core->capture_resets = 0;
+    core->capture_frames = 0;
+    hb_capture_start_response values = {.what = request->what};
+    hb_pack_capture_start_response(reply, &values);
+}
+
+void hb_on_capture_stop(struct adapter_core *core, const hb_capture_stop_request *request, hb_reply *reply)
+{
+    (void)request;
+    if (refuse_without(core, HB_CAPABILITY_CAPTURE_BIT, reply)) return;
+    hb_capture_stop_response values = {0};
+    if (core->capturing) {
+        core->ops->capture_stop(core->ops->context);
+        close_chunk(core);
+        core->capturing = false;
+        values.chunks = core->capture_chunks;
+        values.records = core->capture_records;
+        values.dropped = core->capture_dropped;
+    }
+    hb_pack_capture_stop_response(reply, &values);
+}

@@ -1,0 +1,146 @@
+#include "frame.h"
+
+#include "crc32.h"
+#include "protocol_gen.h"
+
+#define COBS_FULL_BLOCK 254u
+
+void frame_decoder_init(frame_decoder *decoder, uint8_t *buffer, size_t capacity)
+{
+    decoder->buffer = buffer;
+    decoder->capacity = capacity;
+    frame_decoder_reset(decoder);
+}
+
+void frame_decoder_reset(frame_decoder *decoder)
+{
+    decoder->length = 0;
+    decoder->crc = 0;
+    decoder->block_left = 0;
+    decoder->zero_due = false;
+    decoder->started = false;
+    decoder->broken = false;
+}
+
+static void store(frame_decoder *decoder, uint8_t byte)
+{
+    if (decoder->length == decoder->capacity) {
+        decoder->broken = true;
+        return;
+    }
+    decoder->buffer[decoder->length++] = byte;
+    /* CRC each byte once it can no longer belong to the trailing CRC: all but the last four. */
+    if (decoder->length > HB_CRC_SIZE)
+        decoder->crc = crc32_update(decoder->crc, decoder->buffer + decoder->length - HB_CRC_SIZE - 1u, 1);
+}
+
+static int finish(frame_decoder *decoder)
+{
+    int result;
+    if (!decoder->started) result = FRAME_EMPTY;
+    else if (decoder->broken || decoder->block_left != 0) result = FRAME_BAD;
+    else if (decoder->length < HB_HEADER_SIZE + HB_CRC_SIZE) result = FRAME_BAD;
+    else {
+        /* The CRC over a frame followed by its own CRC is a constant. */
+        uint32_t crc = crc32_update(decoder->crc, decoder->buffer + decoder->length - HB_CRC_SIZE, HB_CRC_SIZE);
+        result = crc == HB_CRC_RESIDUE ? FRAME_READY : FRAME_BAD;
+    }
+    size_t length = decoder->length;
+    frame_decoder_reset(decoder);
+    decoder->length = result == FRAME_READY ? length : 0;
+    return result;
+}
+
+size_t frame_decoder_feed(frame_decoder *decoder, const uint8_t *bytes, size_t count, int *result)
+{
+    size_t used = 0;
+    *result = FRAME_PENDING;
+    while (used < count) {
+        uint8_t byte = bytes[used++];
+        if (byte == 0) {
+            *result = finish(decoder);
+            return used;
+        }
+        if (!decoder->started) {
+            decoder->started = true;
+            decoder->length = 0;
+        }
+        if (decoder->broken) continue;
+        if (decoder->block_left == 0) {
+            if (decoder->zero_due) store(decoder, 0);
+            decoder->block_left = (uint8_t)(byte - 1u);
+            decoder->zero_due = byte != 0xFFu;
+        } else {
+            store(decoder, byte);
+            decoder->block_left--;
+        }
+    }
+    return used;
+}
+
+size_t frame_seal(uint8_t *raw, uint8_t type, uint8_t seq, size_t payload_length)
+{
+    size_t end = HB_HEADER_SIZE + payload_length;
+    raw[0] = type;
+    raw[1] = seq;
+    uint32_t crc = crc32_update(0, raw, end);
+    raw[end] = (uint8_t)crc;
+    raw[end + 1] = (uint8_t)(crc >> 8);
+    raw[end + 2] = (uint8_t)(crc >> 16);
+    raw[end + 3] = (uint8_t)(crc >> 24);
+    return end + HB_CRC_SIZE;
+}
+
+void frame_encoder_start(frame_encoder *encoder, const uint8_t *raw, size_t length)
+{
+    encoder->raw = raw;
+    encoder->length = length;
+    encoder->position = 0;
+    encoder->run_left = 0;
+    encoder->full_block = false;
+    encoder->code_due = true;
+    encoder->delimiter_due = false;
+    encoder->active = true;
+}
+
+/* The block starting at `position`: nonzero bytes up to the next zero, the end, or 254 of them. */
+static size_t run_length(const frame_encoder *encoder)
+{
+    size_t n = 0;
+    while (n < COBS_FULL_BLOCK && encoder->position + n < encoder->length &&
+           encoder->raw[encoder->position + n] != 0)
+        n++;
+    return n;
+}
+
+size_t frame_encoder_pull(frame_encoder *encoder, uint8_t *out, size_t room)
+{
+    size_t made = 0;
+    while (made < room && encoder->active) {
+        if (encoder->delimiter_due) {
+            out[made++] = 0;
+            encoder->active = false;
+        } else if (encoder->code_due) {
+            encoder->run_left = run_length(encoder);
+            encoder->full_block = encoder->run_left == COBS_FULL_BLOCK;
+            out[made++] = (uint8_t)(encoder->run_left + 1u);
+            encoder->code_due = false;
+        } else if (encoder->run_left) {
+            size_t n = encoder->run_left < room - made ? encoder->run_left : room - made;
+            const uint8_t *from = encoder->raw + encoder->position;
+            for (size_t i = 0; i < n; i++) out[made + i] = from[i];
+            made += n;
+            encoder->position += n;
+            encoder->run_left -= n;
+        }
+        if (encoder->active && !encoder->code_due && !encoder->delimiter_due && encoder->run_left == 0) {
+            /* End of a block: the data ends here, or a zero (implied by a short block) follows. */
+            if (encoder->position == encoder->length) encoder->delimiter_due = true;
+            else {
+                if (!encoder->full_block) encoder->position++; /* the zero the block implies */
+                encoder->code_due = true;
+            }
+        }
+    }
+    return made;
+}
