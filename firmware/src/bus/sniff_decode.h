@@ -1,0 +1,63 @@
+/* Sniff decoder: the sniff PIO program's raw events (tick count + GPIO sample) to capture records.
+ *
+ * No hardware access: the firmware feeds it from the PIO RX FIFO, the tests from pioemu on the host.
+ * What it does (docs/hardware.md, "Sniff"):
+ *  - kind from the strobe bits of the sample; address, data and P10/P11/P14 from the other bits;
+ *  - the machine cycle of every access from the tick count: each event's PIO cycle is exact
+ *    (8 cycles per tick plus the fixed cost of its program path), the cycle number is the previous
+ *    one plus the rounded distance in machine cycles (strobe phases from bus_timing.tsv);
+ *  - sequential fetches are left out: a FETCH record only when the address is not the previous
+ *    fetch's next PC (the 8048 increments within a 2 KB half: A11 is kept);
+ *    except 0400h and 0406h, which the protocol core turns into RESET_DETECTED and FRAME_SYNC;
+ *  - the NTSC/PAL cycle length from the interval of the 0406h fetches (the VSYNC hook, once a frame).
+ * The accesses go to the sink in bus order (on the adapter: core_capture_access of
+ * firmware/src/core/adapter_core.h, which adds the P1 records, the events and the kind filter).
+ */
+#ifndef HILBRIDGE_SNIFF_DECODE_H
+#define HILBRIDGE_SNIFF_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Capture kinds: bit numbers of docs/protocol.md's capture table. */
+enum { SNIFF_FETCH = 0, SNIFF_MOVX_READ = 1, SNIFF_MOVX_WRITE = 2 };
+
+/* PIO cycles from the start of the polling pass that sees a strobe to the `in pins` sample, per
+ * program path of firmware/pio/sniff.pio (tests/firmware/test_pio_sniff.py measures them). */
+#define SNIFF_SAMPLE_FETCH_WRITE 86u
+#define SNIFF_SAMPLE_READ 118u
+#define SNIFF_CYCLES_PER_TICK 8u
+#define SNIFF_EVENT_EXTRA 3u /* `in`, `push` and the longer last pass of the wait loop */
+#define SNIFF_DETECT_LATENCY 6u /* input synchroniser (2) + half a polling pass (4) */
+
+#define SNIFF_RESET_ADDRESS 0x400u
+#define SNIFF_VSYNC_HOOK 0x406u
+
+typedef struct {
+    void *context;
+    /* one access: kind SNIFF_FETCH, _MOVX_READ or _MOVX_WRITE; p1 holds only P10, P11 and P14 */
+    void (*access)(void *context, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1);
+} sniff_sink;
+
+typedef struct {
+    sniff_sink sink;
+    uint32_t cycle_q8;          /* PIO cycles per machine cycle x 256 */
+    bool started;               /* an event has been seen */
+    uint32_t last_ticks;
+    uint32_t last_path_cost;    /* sample cost of the previous event's path */
+    int32_t last_phase_q8;      /* strobe phase of the previous event, PIO cycles x 256 */
+    uint32_t cycle;             /* machine cycle of the previous event */
+    uint16_t next_fetch;        /* the address a sequential fetch would have; 0xFFFF: none */
+    uint32_t frames;
+    uint64_t pio_time;          /* PIO cycles since the first event (for the calibration) */
+    uint64_t first_sync_time;
+    uint32_t first_sync_frame;
+    uint32_t accesses;          /* passed to the sink */
+    uint32_t compressed;        /* sequential fetches left out */
+} sniff_decoder;
+
+void sniff_decoder_init(sniff_decoder *decoder, const sniff_sink *sink, uint32_t cycle_q8);
+/* One event: `ticks` is the first word the program pushed (X), `pins` the second (GPIO 0-25). */
+void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins);
+
+#endif
