@@ -27,8 +27,10 @@ import time
 from pathlib import Path
 
 from hilbridge.firmware.bootrom import bootrom_image
+from hilbridge.firmware.cart_table import cart_table
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.transport import SerialTransport
+from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.sim.demo import demo_image
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +61,14 @@ def raw_pty(megabytes: float) -> float:
 
 def build_firmware(build_dir: Path) -> Path:
     subprocess.run(
-        ["make", "-C", str(ROOT / "firmware"), "rp2040", f"BUILD_DIR={build_dir}", f"PYTHON={sys.executable}"],
+        [
+            "make",
+            "-C",
+            str(ROOT / "firmware"),
+            "rp2040",
+            f"BUILD_DIR={build_dir}",
+            f"PYTHON={sys.executable}",
+        ],
         check=True,
         capture_output=True,
     )
@@ -69,7 +78,7 @@ def build_firmware(build_dir: Path) -> Path:
 def firmware_link(uf2: Path, cart: Path, seconds: float) -> tuple[float, str]:
     """Reply bytes per second over emulated USB CDC, and what was measured."""
     command = ["node", str(ROOT / "firmware/harness/harness.mjs"), "--uf2", str(uf2)]
-    command += ["--bootrom", str(bootrom_image()), "--cart", str(cart), "--mapper", "o2_rally"]
+    command += ["--bootrom", str(bootrom_image()), "--cart-table", str(cart)]
     harness = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         url = None
@@ -104,8 +113,8 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         uf2 = build_firmware(Path(temporary) / "build")
-        cart = Path(temporary) / "rally.bin"
-        cart.write_bytes(demo_image("o2_rally", 16384))
+        cart = Path(temporary) / "rally.tbl"
+        cart.write_bytes(cart_table(load_cartridge(demo_image("o2_rally", 16384), "o2_rally")))
         raw = raw_pty(options.megabytes)
         rate, what = firmware_link(uf2, cart, options.seconds)
     print(f"raw pty:            {raw / 1e6:10.2f} MB/s")

@@ -22,7 +22,8 @@ ARM_LDFLAGS := $(ARCH) -nostdlib -Wl,--gc-sections -Wl,-Map=$(ARM_TARGET).map
 
 ARM_SOURCES := $(wildcard $(FIRMWARE_DIR)/src/platform/*.c $(FIRMWARE_DIR)/src/bus/*.c) $(CORE_SOURCES)
 ARM_OBJECTS := $(addprefix $(ARM_DIR)/,$(notdir $(ARM_SOURCES:.c=.o))) $(ARM_DIR)/boot2_sealed.o
-ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_FILES) $(ARM_EXTRA_GENERATED)
+ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_DIR)/pins_gen.h $(GEN_DIR)/bus_timing_gen.h $(GEN_FILES) \
+	$(ARM_EXTRA_GENERATED)
 vpath %.c $(sort $(dir $(ARM_SOURCES)))
 
 .PHONY: rp2040
@@ -61,6 +62,14 @@ $(GEN_DIR)/usb_descriptors.h: $(FIRMWARE_DIR)/usb/descriptors.json \
 $(GEN_DIR)/firmware_build.h: $(PROJECT_ROOT)/hilbridge/__init__.py $(PROJECT_ROOT)/hilbridge/firmware/version.py
 	@mkdir -p $(dir $@)
 	$(HOST_PY) -m hilbridge.firmware.version $@
+
+$(GEN_DIR)/pins_gen.h: $(FIRMWARE_DIR)/board/pins.tsv $(FIRMWARE_DIR)/tools/gen_pins.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_pins.py header $@
+
+$(GEN_DIR)/bus_timing_gen.h: $(FIRMWARE_DIR)/board/bus_timing.tsv $(FIRMWARE_DIR)/tools/gen_timing.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_timing.py $@
 
 $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 	@mkdir -p $(dir $@)

@@ -23,7 +23,9 @@ from conftest import IN_CI, PROJECT_ROOT, require_tool
 
 FIRMWARE = PROJECT_ROOT / "firmware"
 HARNESS = FIRMWARE / "harness" / "harness.mjs"
-STARTUP_TIMEOUT = 60.0
+# The serial number the firmware reports in the harness: "HB" and the flash's unique id (4Bh), which
+# the harness's flash model holds as FLASH_UNIQUE_ID (firmware/harness/lib/boot.mjs).
+FLASH_SERIAL = "HBE6603828432C5D2B"
 
 
 def require_harness() -> str:
@@ -60,6 +62,24 @@ def bootrom() -> Path:
     from hilbridge.firmware.bootrom import bootrom_image
 
     return bootrom_image()
+
+
+def cart_table(image: bytes, mapper: str, directory: Path | None = None) -> Path:
+    """The table file the harness plays a cartridge from (hilbridge.firmware.cart_table)."""
+    from hilbridge.firmware.cart_table import cart_table as make_table
+    from hilbridge.machine.cartridge import load_cartridge
+
+    directory = directory or Path(tempfile.mkdtemp(prefix="hilbridge-cart-"))
+    path = directory / f"{mapper}-{len(image)}.tbl"
+    path.write_bytes(make_table(load_cartridge(image, mapper)))
+    return path
+
+
+def demo_cart_table() -> Path:
+    """The simulated adapter's demo cartridge, so the conformance suite expects the same bytes."""
+    from hilbridge.sim.demo import DEMO_MAPPER, demo_image
+
+    return cart_table(demo_image(), DEMO_MAPPER)
 
 
 def _harness_command(uf2: Path, *arguments: str) -> list[str]:

@@ -4,7 +4,7 @@
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0]
-//                    [--cart IMAGE --mapper NAME] [--console ACCESSES.tsv]
+//                    [--cart-table FILE] [--console ACCESSES]
 //                    [--boot-check CYCLES]
 //
 // It prints one JSON object per line on stdout: {"event": "listening", "url": ...} first, then
@@ -27,8 +27,7 @@ const { values: options } = parseArgs({
     uf2: { type: 'string' },
     bootrom: { type: 'string' },
     port: { type: 'string', default: '0' },
-    cart: { type: 'string' },
-    mapper: { type: 'string', default: 'o2_rom' },
+    'cart-table': { type: 'string' },
     console: { type: 'string' },
     'boot-check': { type: 'string' },
     verbose: { type: 'boolean', default: false },
@@ -55,9 +54,9 @@ prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(
 for (const pio of mcu.pio) pio.run = () => {};
 
 let plugins = [];
-if (options.cart || options.console) {
+if (options['cart-table'] || options.console) {
   const { attachBus } = await import('./lib/bus.mjs');
-  plugins = await attachBus(mcu, options, events);
+  plugins = await attachBus(mcu, options);
 }
 
 const bridge = new UsbBridge(mcu, events);
@@ -90,7 +89,7 @@ function runSlice() {
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);
     stepPio(spent);
-    for (const plugin of plugins) plugin.afterInstruction(spent);
+    for (const plugin of plugins) plugin.afterInstruction();
   }
   if (!booted) {
     const pc = core.PC >>> 0;
@@ -111,19 +110,20 @@ if (options['boot-check']) {
 const port = await bridge.listen(Number(options.port));
 events.emit({ event: 'listening', url: `socket://127.0.0.1:${port}` });
 
-let idleSlices = 0;
-let lastTraffic = 0;
+// Run flat out while the host waits for something; once every request is answered and nothing has
+// moved for a while, give the machine back between slices (the firmware only polls then).
+const IDLE_MS = 200;
+let seenIn = 0;
+let seenOut = 0;
+let lastIn = 0;
+let lastOut = 0;
 function loop() {
   runSlice();
-  const traffic = bridge.bytesIn + bridge.bytesOut;
-  if (traffic !== lastTraffic || bridge.hostWaiting || plugins.some((p) => p.busy)) {
-    idleSlices = 0;
-    lastTraffic = traffic;
-  } else {
-    idleSlices++;
-  }
-  // Run flat out while anything moves; once idle, give the machine back between slices.
-  if (idleSlices > 50) setTimeout(loop, 1);
+  const now = Date.now();
+  if (bridge.bytesIn !== seenIn) [seenIn, lastIn] = [bridge.bytesIn, now];
+  if (bridge.bytesOut !== seenOut) [seenOut, lastOut] = [bridge.bytesOut, now];
+  const answered = lastOut >= lastIn && !bridge.hostWaiting;
+  if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }
 process.on('SIGTERM', () => process.exit(0));

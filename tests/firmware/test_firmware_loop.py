@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from firmware_loop import boot_check, built_uf2, served_firmware
+from firmware_loop import FLASH_SERIAL, boot_check, built_uf2, served_firmware
 
 from hilbridge import __version__
 from hilbridge.firmware.uf2 import read_uf2, write_uf2
@@ -12,7 +12,6 @@ from hilbridge.link.protocol import PROTOCOL_VERSION
 from hilbridge.link.transport import SerialTransport
 
 pytestmark = pytest.mark.slow
-FLASH_UNIQUE_ID = "E6603828432C5D2B"  # FLASH_UNIQUE_ID in firmware/harness/lib/boot.mjs
 
 
 def test_the_uf2_boots_through_the_boot_rom():
@@ -36,6 +35,6 @@ def test_hello_is_answered_over_emulated_usb_cdc():
         assert adapter.info.firmware == __version__
         assert adapter.info.max_payload >= 4096
         # The serial number is the flash chip's unique id (command 4Bh), as the harness's flash holds it.
-        assert adapter.info.serial == "HB" + FLASH_UNIQUE_ID
+        assert adapter.info.serial == FLASH_SERIAL
         assert adapter.firmware_info().startswith(f"hilbridge adapter firmware {__version__}")
         assert adapter.status()["frames_bad"] == 0

@@ -3,8 +3,9 @@
 Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process;
 pyserial `rfc2217://` to `hilbridge sim serve --port 0 --rfc2217` (Telnet COM port control, every 0xFF
 escaped) in another process; a pty served by `hilbridge sim serve --pty` in another process, opened
-through pyserial; and pyusb through the simulated backend. Expected cartridge bytes come from the
-cartridge model, not from the link.
+through pyserial; pyusb through the simulated backend; and the RP2040 firmware itself, booted in
+rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`). Expected cartridge
+bytes come from the cartridge model, not from the link.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import zlib
 
 import pytest
 from conftest import served_simulator
+from firmware_loop import FLASH_SERIAL, demo_cart_table, served_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
@@ -30,7 +32,18 @@ from hilbridge.sim import build_device
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.usb_backend import SimulatedUsbBackend
 
-TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb")
+TRANSPORTS = (
+    "in-process",
+    "socket",
+    "rfc2217",
+    "pty",
+    "usb",
+    pytest.param("firmware", marks=pytest.mark.slow),
+)
+# What each device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO
+# text, capabilities (the firmware's board announces no emulation or capture until its PIO engines run).
+SIM_IDENTITY = ("SIM-0001", "simulated adapter", {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"})
+IDENTITY = {"firmware": (FLASH_SERIAL, "adapter firmware", {"CART_READ", "CART_WRITE"})}
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
 )
@@ -49,9 +62,13 @@ def adapter(request):
             url = served.enter_context(served_simulator("--port", "0", "--rfc2217"))
             assert url.startswith("rfc2217://")
             transport = SerialTransport(url)
+        elif request.param == "firmware":
+            url = served.enter_context(served_firmware("--cart-table", str(demo_cart_table())))
+            transport = SerialTransport(url)
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
         device = Adapter(transport)
+        device.identity = IDENTITY.get(request.param, SIM_IDENTITY)
         yield device
         device.close()
 
@@ -61,11 +78,17 @@ def demo():
     return load_cartridge(demo_image(), DEMO_MAPPER)
 
 
+def require(adapter, capability):
+    if capability not in adapter.info.capabilities:
+        pytest.skip(f"{adapter.name} does not announce {capability}")
+
+
 def test_hello_reports_version_capabilities_and_serial(adapter):
+    serial, build, capabilities = adapter.identity
     assert adapter.info.protocol == PROTOCOL_VERSION
-    assert {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"} <= adapter.info.capabilities
-    assert adapter.info.serial == "SIM-0001"
-    assert "simulated adapter" in adapter.firmware_info()
+    assert capabilities <= adapter.info.capabilities
+    assert adapter.info.serial == serial
+    assert build in adapter.firmware_info()
 
 
 def test_program_reads_match_the_cartridge_model_in_every_bank(adapter, demo):
@@ -146,6 +169,7 @@ def test_pipelined_reads_come_back_in_order(adapter, demo):
 
 
 def test_upload_is_verified_by_read_back_crc_and_emulation_toggles(adapter):
+    require(adapter, "EMULATION")
     image = demo_image("o2_rally", 16384)
     assert adapter.upload(image, "o2_rally") == zlib.crc32(image)
     state = adapter.emulation(True)
@@ -170,6 +194,7 @@ def test_latch_write_switches_banks_only_on_a_latch_cartridge(adapter, demo):
 
 
 def test_capture_streams_numbered_chunks_with_frame_sync(adapter):
+    require(adapter, "CAPTURE")
     adapter.capture_start(("FETCH", "MOVX_WRITE"))
     events = []
     for _ in range(40):

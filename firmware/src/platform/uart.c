@@ -1,13 +1,8 @@
-/* UART fallback link: UART0 on two spare pins (see firmware/board/pins.tsv), 8N1, FIFOs on, polled. */
+/* UART fallback link: UART0 on GPIO 28 (TX) and 29 (RX), the two pins firmware/board/pins.tsv keeps
+ * off the bus (UART0 is the function of both there); 8N1, FIFOs on, polled. */
 #include "platform.h"
 #include "regs.h"
-#if __has_include("pins.h")
-#include "pins.h" /* generated from firmware/board/pins.tsv */
-#endif
-#ifndef PIN_UART_TX
-#define PIN_UART_TX 28 /* UART0 TX function on GPIO 28, RX on 29: no bus pin */
-#define PIN_UART_RX 29
-#endif
+#include "pins_gen.h"
 
 #define UART(offset) REG32(UART0_BASE + (offset))
 
