@@ -14,7 +14,8 @@ GEN_FILES := $(GEN_DIR)/protocol_gen.h $(GEN_DIR)/protocol_gen.c $(GEN_DIR)/prot
 	$(GEN_DIR)/protocol_codec_gen.c
 
 CORE_SOURCES := $(FIRMWARE_DIR)/src/core/adapter_core.c $(FIRMWARE_DIR)/src/core/frame.c \
-	$(FIRMWARE_DIR)/src/core/crc32.c $(FIRMWARE_DIR)/src/cart/cart.c $(GEN_DIR)/protocol_gen.c
+	$(FIRMWARE_DIR)/src/core/crc32.c $(FIRMWARE_DIR)/src/core/mem.c $(FIRMWARE_DIR)/src/cart/cart.c \
+	$(GEN_DIR)/protocol_gen.c
 CORE_HEADERS := $(wildcard $(FIRMWARE_DIR)/src/core/*.h $(FIRMWARE_DIR)/src/cart/*.h) $(GEN_DIR)/protocol_gen.h
 CORE_INCLUDES := -I$(FIRMWARE_DIR)/src/core -I$(FIRMWARE_DIR)/src/cart -I$(GEN_DIR)
 

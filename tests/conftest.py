@@ -60,3 +60,95 @@ def served_simulator(*arguments: str) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=10)
         process.stdout.close()
+
+
+FIRMWARE_HOST_BUILD = PROJECT_ROOT / "firmware" / "build" / "host"
+_firmware_build: dict[str, str] = {}
+
+
+def firmware_host_build() -> Path:
+    """`make -C firmware host` (once per session): the host programs of the firmware's protocol core.
+    A failing build skips locally but fails in CI, as a missing tool does."""
+    require_tool("gcc")
+    if "error" not in _firmware_build and "done" not in _firmware_build:
+        result = subprocess.run(
+            ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
+        )
+        _firmware_build["done" if result.returncode == 0 else "error"] = result.stdout + result.stderr
+    if "error" in _firmware_build:
+        message = "make -C firmware host failed:\n" + _firmware_build["error"][-2000:]
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return FIRMWARE_HOST_BUILD
+
+
+def write_bus_trace(image: bytes, mapper: str, path: Path, frames: int = 8) -> Path:
+    """The reference emulator's cartridge bus accesses over `frames` video frames, as the 9-byte
+    records (cycle, kind 0/1/2 = fetch/MOVX read/MOVX write, address, value, P1) that
+    hilbridge-fw-host --bus-trace plays into a capture."""
+    from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+    from hilbridge.machine.bus import FETCH, READ, WRITE
+    from hilbridge.machine.cartridge import load_cartridge
+    from hilbridge.machine.console import Console
+
+    kinds = {
+        FETCH: CAPTURE_KINDS["FETCH"],
+        READ: CAPTURE_KINDS["MOVX_READ"],
+        WRITE: CAPTURE_KINDS["MOVX_WRITE"],
+    }
+    records: list[bytes] = []
+    console = Console(load_cartridge(image, mapper))
+    console.add_bus_listener(
+        lambda a: records.append(
+            CAPTURE_RECORD.pack(a.cycle & 0xFFFFFFFF, kinds[a.kind], a.address, a.value, a.p1)
+        ),
+        fetches=True,
+    )
+    console.run_frames(frames)
+    path.write_bytes(b"".join(records))
+    return path
+
+
+@contextlib.contextmanager
+def served_firmware_host(*arguments: str) -> Iterator[str]:
+    """The host build of the firmware core (`hilbridge-fw-host --pty ARGUMENTS`) in another process;
+    yields the pty path it announces and stops the process afterwards."""
+    program = firmware_host_build() / "hilbridge-fw-host"
+    process = subprocess.Popen([str(program), "--pty", *arguments], stdout=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("firmware core on "), line
+        yield line.split()[3]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+
+
+class CoreTestProgram:
+    """`hb-core-test`, the core's building blocks behind a line protocol (firmware/src/host/core_test.c):
+    one request line in, one answer line out."""
+
+    def __init__(self) -> None:
+        program = firmware_host_build() / "hb-core-test"
+        self.process = subprocess.Popen(
+            [str(program)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+        )
+
+    def ask(self, *words: object) -> str:
+        self.process.stdin.write(" ".join(str(word) for word in words) + "\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().rstrip("\n")
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+        self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def core_test() -> Iterator[CoreTestProgram]:
+    program = CoreTestProgram()
+    yield program
+    program.close()

@@ -3,8 +3,11 @@
 Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process;
 pyserial `rfc2217://` to `hilbridge sim serve --port 0 --rfc2217` (Telnet COM port control, every 0xFF
 escaped) in another process; a pty served by `hilbridge sim serve --pty` in another process, opened
-through pyserial; pyusb through the simulated backend; and the RP2040 firmware itself, booted in
-rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`). Expected cartridge
+through pyserial; pyusb through the simulated backend. The same suite runs against the firmware:
+`fw-host`, its C protocol core built for the PC (`make -C firmware host`) on a pty, holding the demo
+cartridge and playing the reference emulator's bus trace into captures; and `firmware`, the RP2040
+image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`).
+Expected cartridge
 bytes come from the cartridge model, not from the link.
 """
 
@@ -14,7 +17,7 @@ import contextlib
 import zlib
 
 import pytest
-from conftest import served_simulator
+from conftest import served_firmware_host, served_simulator, write_bus_trace
 from firmware_loop import FLASH_SERIAL, demo_cart_table, served_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
@@ -38,21 +41,31 @@ TRANSPORTS = (
     "rfc2217",
     "pty",
     "usb",
+    "fw-host",
     pytest.param("firmware", marks=pytest.mark.slow),
 )
-# What each device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO
-# text, capabilities (the firmware's board announces no emulation or capture until its PIO engines run).
-SIM_IDENTITY = ("SIM-0001", "simulated adapter", {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"})
-IDENTITY = {"firmware": (FLASH_SERIAL, "adapter firmware", {"CART_READ", "CART_WRITE"})}
+# What a device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO text,
+# capabilities (the RP2040 board announces no emulation or capture until its PIO engines are wired in).
+ALL_CAPABILITIES = {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"}
+IDENTITY = {
+    "fw-host": ("FWHOST-0001", "hilbridge firmware core", ALL_CAPABILITIES),
+    "firmware": (FLASH_SERIAL, "adapter firmware", {"CART_READ", "CART_WRITE"}),
+}
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
 )
 
 
 @pytest.fixture(params=TRANSPORTS, scope="module")
-def adapter(request):
+def adapter(request, tmp_path_factory):
     with contextlib.ExitStack() as served:
-        if request.param == "in-process":
+        if request.param == "fw-host":
+            folder = tmp_path_factory.mktemp("fw-host")
+            (folder / "demo.bin").write_bytes(demo_image())
+            trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
+            cart = ("--cart", str(folder / "demo.bin"), "--type", DEMO_MAPPER, "--bus-trace", str(trace))
+            transport = SerialTransport(served.enter_context(served_firmware_host(*cart)))
+        elif request.param == "in-process":
             transport = InProcessTransport(build_device())
         elif request.param == "usb":
             transport = UsbTransport(backend=SimulatedUsbBackend(build_device()))
@@ -68,7 +81,6 @@ def adapter(request):
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
         device = Adapter(transport)
-        device.identity = IDENTITY.get(request.param, SIM_IDENTITY)
         yield device
         device.close()
 
@@ -83,8 +95,10 @@ def require(adapter, capability):
         pytest.skip(f"{adapter.name} does not announce {capability}")
 
 
-def test_hello_reports_version_capabilities_and_serial(adapter):
-    serial, build, capabilities = adapter.identity
+def test_hello_reports_version_capabilities_and_serial(adapter, request):
+    serial, build, capabilities = IDENTITY.get(
+        request.node.callspec.params["adapter"], ("SIM-0001", "simulated adapter", ALL_CAPABILITIES)
+    )
     assert adapter.info.protocol == PROTOCOL_VERSION
     assert capabilities <= adapter.info.capabilities
     assert adapter.info.serial == serial

@@ -1,7 +1,6 @@
 #include "cart.h"
 
 #include <stddef.h>
-#include <string.h>
 
 #define HIGH_WINDOW_START 0xC00u
 #define P10 0x01u
@@ -9,10 +8,16 @@
 #define P14 0x10u
 #define LATCH_ADDRESS_BIT 0x80u
 
+static bool same_text(const char *a, const char *b)
+{
+    while (*a && *a == *b) a++, b++;
+    return *a == *b;
+}
+
 const hb_mapper_type *cart_type_by_name(const char *name)
 {
     for (size_t i = 0; i < HB_MAPPER_TYPE_COUNT; i++)
-        if (strcmp(HB_MAPPER_TYPES[i].name, name) == 0) return &HB_MAPPER_TYPES[i];
+        if (same_text(HB_MAPPER_TYPES[i].name, name)) return &HB_MAPPER_TYPES[i];
     return NULL;
 }
 

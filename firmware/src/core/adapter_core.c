@@ -3,7 +3,7 @@
  * host's conformance suite holds both to. */
 #include "adapter_core.h"
 
-#include <string.h>
+#include "core_mem.h"
 
 #include "crc32.h"
 #include "cart.h"
@@ -43,7 +43,7 @@ static size_t text_length(const char *text)
 
 void core_init(adapter_core *core, const adapter_ops *ops)
 {
-    memset(core, 0, sizeof *core);
+    mem_fill(core, 0, sizeof *core);
     core->ops = ops;
     core->capture_p1 = HB_CART_P1_MASK;
     frame_decoder_init(&core->decoder, core->rx, sizeof core->rx);
@@ -82,7 +82,7 @@ static void answer(adapter_core *core)
     if (duplicate) {
         core->counters.duplicates++;
         if (entry->stored) {
-            memcpy(core->reply + HB_HEADER_SIZE, entry->reply, entry->reply_length);
+            mem_copy(core->reply + HB_HEADER_SIZE, entry->reply, entry->reply_length);
             core->reply_length = frame_seal(core->reply, entry->reply_type, seq, entry->reply_length);
             return;
         }
@@ -101,7 +101,7 @@ static void answer(adapter_core *core)
     entry->stored = reply.length <= CORE_CACHED_REPLY_MAX;
     if (entry->stored) {
         entry->reply_length = (uint8_t)reply.length;
-        memcpy(entry->reply, core->reply + HB_HEADER_SIZE, reply.length);
+        mem_copy(entry->reply, core->reply + HB_HEADER_SIZE, reply.length);
     }
 }
 
@@ -436,7 +436,7 @@ void hb_on_upload_begin(struct adapter_core *core, const hb_upload_begin_request
         hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "image size is not 1..16384");
         return;
     }
-    memset(core->image, 0, request->size);
+    mem_fill(core->image, 0, request->size);
     core->upload_size = request->size;
     core->upload_mapper = request->mapper;
     hb_upload_begin_response values = {0};
@@ -459,7 +459,7 @@ void hb_on_upload_data(struct adapter_core *core, const hb_upload_data_request *
         hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "data beyond the end of the image");
         return;
     }
-    memcpy(core->image + request->offset, request->data, request->data_length);
+    mem_copy(core->image + request->offset, request->data, request->data_length);
     hb_upload_data_response values = {.offset = request->offset, .length = (uint16_t)request->data_length};
     hb_pack_upload_data_response(reply, &values);
 }

@@ -4,6 +4,7 @@
  *
  *   tables                        the generated tables, one "KIND ..." line each, then "END"
  *   crc HEX                       CRC-32 of the bytes, 8 hex digits
+ *   cobs HEX                      COBS encoding of the bytes (no delimiter)
  *   encode TYPE SEQ PAYLOAD       the wire bytes of a frame (delimiter included)
  *   decode WIRE                   what the decoder makes of the bytes: READY type seq payload | BAD | EMPTY,
  *                                 one per delimiter, separated by spaces, then PENDING n
@@ -91,6 +92,17 @@ static void encode(unsigned type, unsigned seq, const char *payload_hex)
     putchar('\n');
 }
 
+static void cobs(const char *hex)
+{
+    size_t length = from_hex(hex, raw, sizeof raw);
+    frame_encoder encoder;
+    frame_encoder_start(&encoder, raw, length);
+    size_t made = 0;
+    while (encoder.active) made += frame_encoder_pull(&encoder, wire + made, 5);
+    print_hex(wire, made - 1); /* without the delimiter */
+    putchar('\n');
+}
+
 static void decode(const char *wire_hex)
 {
     size_t count = from_hex(wire_hex, bytes, sizeof bytes);
@@ -172,7 +184,8 @@ int main(void)
         else if (strcmp(command, "crc") == 0) {
             size_t n = from_hex(a, bytes, sizeof bytes);
             printf("%08x\n", (unsigned)crc32_update(0, bytes, n));
-        } else if (strcmp(command, "encode") == 0) encode(x, y, c);
+        } else if (strcmp(command, "cobs") == 0) cobs(a);
+        else if (strcmp(command, "encode") == 0) encode(x, y, c);
         else if (strcmp(command, "decode") == 0) decode(a);
         else if (strcmp(command, "pack") == 0 && c) pack(x, y, c, d);
         else if (strcmp(command, "unpack") == 0) unpack(x, y, c);

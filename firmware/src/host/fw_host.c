@@ -158,8 +158,8 @@ static void load_slot(const char *path, const char *mapper)
 static void play_trace(void)
 {
     if (!board.capturing || board.trace_next >= board.trace_records) return;
-    if (core.chunk_open - core.chunk_head >= CORE_CHUNK_SLOTS / 2u) return;
     for (size_t n = 0; n < TRACE_BATCH && board.trace_next < board.trace_records; n++) {
+        if (core.chunk_open - core.chunk_head >= CORE_CHUNK_SLOTS / 2u) return;
         const uint8_t *r = board.trace + HB_CAPTURE_RECORD_SIZE * board.trace_next++;
         uint32_t cycle = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
         uint16_t address = (uint16_t)(r[5] | r[6] << 8);

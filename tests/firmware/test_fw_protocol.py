@@ -1,0 +1,255 @@
+"""The firmware's generated protocol tables, CRC, COBS, frames and payload layouts against the host's
+(hilbridge.link.protocol): one source of truth, checked from the C side through `hb-core-test`."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+from cobs import cobs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.errors import ProtocolError
+from hilbridge.link.protocol import (
+    CAPTURE_RECORD,
+    CODES,
+    CRC_RESIDUE,
+    MAX_PAYLOAD,
+    MESSAGES,
+    PROTOCOL_VERSION,
+    FrameDecoder,
+    encode_frame,
+)
+from hilbridge.machine.cartridge import BANK_RULES, DATA_AREAS, HIGH_WINDOWS, MAPPER_TYPES
+
+KIND_NUMBERS = {"command": 0, "event": 1, "reply": 2}
+SETTINGS = settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+PER_MESSAGE = settings(SETTINGS, max_examples=25)  # 34 layouts: the fixed fields vary little
+
+
+def hexed(data: bytes) -> str:
+    return data.hex() if data else "-"
+
+
+def unhexed(text: str) -> bytes:
+    return b"" if text == "-" else bytes.fromhex(text)
+
+
+def fields_text(fields) -> str:
+    return " ".join(f"{f.name}:{f.format}" for f in fields)
+
+
+@pytest.fixture(scope="module")
+def tables(core_test):
+    core_test.process.stdin.write("tables\n")
+    core_test.process.stdin.flush()
+    rows = []
+    while (line := core_test.process.stdout.readline().rstrip("\n")) != "END":
+        rows.append(line.split("\t"))
+    return rows
+
+
+def test_generated_message_table_equals_the_python_one(tables):
+    c_messages = {row[1]: row[2:] for row in tables if row[0] == "MESSAGE"}
+    python = {
+        m.name: [str(m.id), str(KIND_NUMBERS[m.kind]), fields_text(m.request), fields_text(m.response)]
+        for m in MESSAGES.values()
+    }
+    assert c_messages == python
+
+
+def test_generated_codes_equal_the_python_ones(tables):
+    c_codes = [(row[1], row[2], int(row[3])) for row in tables if row[0] == "CODE"]
+    assert c_codes == [(c.table, c.name, c.value) for c in CODES]
+
+
+def test_generated_mapper_table_equals_cartridge_types(tables):
+    ids = {c.name: c.value for c in CODES if c.table == "mapper"}
+    c_mappers = {row[1]: row[2:] for row in tables if row[0] == "MAPPER"}
+    python = {
+        m.name: [
+            str(ids.get(m.name, 0)),
+            ",".join(map(str, m.sizes)),
+            str(m.bank_size),
+            str(BANK_RULES.index(m.bank_select)),
+            str(HIGH_WINDOWS.index(m.high_window)),
+            str(m.program_offset),
+            str(("mask", "modulo").index(m.wrap)),
+            str(DATA_AREAS.index(m.data_area)),
+        ]
+        for m in MAPPER_TYPES.values()
+    }
+    assert c_mappers == python
+
+
+def test_generated_constants_and_capture_record_layout(tables):
+    constants = {row[1]: int(row[2]) for row in tables if row[0] == "CONST"}
+    assert constants == {
+        "PROTOCOL_VERSION": PROTOCOL_VERSION,
+        "MAX_PAYLOAD": MAX_PAYLOAD,
+        "CRC_RESIDUE": CRC_RESIDUE,
+        "CAPTURE_RECORD_SIZE": CAPTURE_RECORD.size,
+    }
+    layout = [(row[1], int(row[2]), int(row[3])) for row in tables if row[0] == "RECORD"]
+    assert [name for name, _, _ in layout] == list(CaptureRecord.__dataclass_fields__)
+    record = CAPTURE_RECORD.pack(0x11223344, 0x55, 0x6677, 0x88, 0x99)
+    values = [0x11223344, 0x55, 0x6677, 0x88, 0x99]
+    for (_, offset, size), value in zip(layout, values, strict=True):
+        assert int.from_bytes(record[offset : offset + size], "little") == value
+
+
+def test_crc_of_the_standard_check_string(core_test):
+    # CRC-32/ISO-HDLC check value from the CRC catalogue: "123456789" -> CBF43926.
+    assert core_test.ask("crc", b"123456789".hex()) == "cbf43926"
+    assert core_test.ask("crc", "-") == "00000000"
+
+
+@SETTINGS
+@given(data=st.binary(max_size=3000))
+def test_crc_equals_zlib(core_test, data):
+    assert int(core_test.ask("crc", hexed(data)), 16) == zlib.crc32(data)
+
+
+# The examples of the COBS description (Cheshire and Baker's encoding, as on Wikipedia).
+COBS_VECTORS = [
+    ("00", "0101"),
+    ("0000", "010101"),
+    ("11220033", "0311220233"),
+    ("11223344", "0511223344"),
+    ("11000000", "0211010101"),
+    (bytes(range(1, 255)).hex(), "ff" + bytes(range(1, 255)).hex()),
+    ("00" + bytes(range(1, 255)).hex(), "01ff" + bytes(range(1, 255)).hex()),
+    (bytes(range(1, 256)).hex(), "ff" + bytes(range(1, 255)).hex() + "02ff"),
+    (bytes(range(2, 256)).hex() + "00", "ff" + bytes(range(2, 256)).hex() + "0101"),
+    (bytes(range(3, 256)).hex() + "0001", "fe" + bytes(range(3, 256)).hex() + "0201"),
+]
+
+
+@pytest.mark.parametrize(("raw", "encoded"), COBS_VECTORS)
+def test_cobs_known_vectors(core_test, raw, encoded):
+    assert core_test.ask("cobs", raw) == encoded
+
+
+zero_rich = st.lists(st.sampled_from([0, 0, 1, 0xFF, 7]) | st.integers(0, 255), max_size=1200).map(bytes)
+
+
+@SETTINGS
+@given(data=zero_rich | st.binary(max_size=600))
+def test_cobs_equals_the_python_library(core_test, data):
+    assert core_test.ask("cobs", hexed(data)) == cobs.encode(data).hex()
+
+
+@SETTINGS
+@given(frame_type=st.integers(0, 255), seq=st.integers(0, 255), payload=zero_rich)
+def test_frames_encode_as_python_encodes_them_and_decode_back(core_test, frame_type, seq, payload):
+    wire = encode_frame(frame_type, seq, payload)
+    assert core_test.ask("encode", frame_type, seq, hexed(payload)) == wire.hex()
+    assert core_test.ask("decode", wire.hex()) == f"READY {frame_type} {seq} {hexed(payload)} PENDING 0"
+
+
+def test_the_largest_frame_round_trips(core_test):
+    payload = bytes(range(256)) * 255 + bytes(255)
+    assert len(payload) == MAX_PAYLOAD
+    wire = encode_frame(0x91, 3, payload)
+    assert core_test.ask("encode", 0x91, 3, payload.hex()) == wire.hex()
+    assert core_test.ask("decode", wire.hex()).startswith("READY 145 3 ")
+
+
+def _python_decode(stream: bytes) -> list[str]:
+    """What FrameDecoder makes of a stream, in the words of hb-core-test's decode answer."""
+    decoder = FrameDecoder()
+    results = []
+    for piece in stream.split(b"\x00")[:-1]:
+        bad = decoder.bad
+        frames = decoder.feed(piece + b"\x00")
+        results += [f"READY {f.type} {f.seq} {hexed(f.payload)}" for f in frames]
+        if decoder.bad > bad:
+            results.append("BAD")
+        elif not frames:
+            results.append("EMPTY")
+    return results
+
+
+segment = st.one_of(
+    st.builds(encode_frame, st.integers(0, 255), st.integers(0, 255), st.binary(max_size=300)),
+    st.builds(
+        lambda wire, cut: wire[: max(1, len(wire) * cut // 100)] + b"\x00",
+        st.builds(encode_frame, st.integers(0, 255), st.integers(0, 255), st.binary(max_size=80)),
+        st.integers(0, 99),
+    ),  # truncated
+    st.builds(
+        lambda wire, at, flip: (
+            wire[: at % (len(wire) - 1)]
+            + bytes([wire[at % (len(wire) - 1)] ^ flip or 1])
+            + wire[at % (len(wire) - 1) + 1 :]
+        ),
+        st.builds(encode_frame, st.integers(0, 255), st.integers(0, 255), st.binary(max_size=80)),
+        st.integers(0, 1000),
+        st.integers(1, 255),
+    ),  # one byte changed
+    st.binary(max_size=40).map(lambda b: b + b"\x00"),  # garbage
+)
+
+
+@SETTINGS
+@given(segments=st.lists(segment, min_size=1, max_size=12))
+def test_decoder_keeps_and_drops_the_frames_python_keeps_and_drops(core_test, segments):
+    stream = b"".join(segments)
+    c_answer = core_test.ask("decode", stream.hex()).split(" PENDING")[0]
+    c_results = []
+    for item in (
+        c_answer.replace("READY", "\nREADY").replace("BAD", "\nBAD").replace("EMPTY", "\nEMPTY").split("\n")
+    ):
+        if item.strip():
+            c_results.append(item.strip())
+    assert c_results == _python_decode(stream)
+
+
+def _values_strategy(fields):
+    fixed = {
+        f.name: st.integers(0, (1 << (8 * {"B": 1, "H": 2, "I": 4}[f.format])) - 1)
+        for f in fields
+        if not f.is_tail
+    }
+    tail = [f for f in fields if f.is_tail]
+    if tail:
+        fixed[tail[0].name] = st.binary(max_size=300) if tail[0].format == "*" else st.text(max_size=60)
+    return st.fixed_dictionaries(fixed)
+
+
+LAYOUTS = [(m, direction) for m in MESSAGES.values() for direction in ("request", "response")]
+
+
+@pytest.mark.parametrize(("message", "direction"), LAYOUTS, ids=[f"{m.name}-{d}" for m, d in LAYOUTS])
+@PER_MESSAGE
+@given(data=st.data())
+def test_every_message_packs_and_unpacks_as_the_python_side(core_test, message, direction, data):
+    fields = message.request if direction == "request" else message.response
+    layout = message.request_layout if direction == "request" else message.response_layout
+    values = data.draw(_values_strategy(fields))
+    payload = layout.pack(values)
+    numbers = ",".join(str(values[name]) for name in layout.names) or "-"
+    tail = b""
+    if layout.tail is not None:
+        value = values[layout.tail.name]
+        tail = value if isinstance(value, bytes) else value.encode("utf-8")
+    side = 0 if direction == "request" else 1
+    assert core_test.ask("pack", message.id, side, numbers, hexed(tail)) == hexed(payload)
+    assert core_test.ask("unpack", message.id, side, hexed(payload)) == f"OK {numbers} {hexed(tail)}"
+    # Lengths the Python side refuses, the C side refuses the same way.
+    for wrong in (payload[:-1], payload + b"\x00"):
+        try:
+            layout.unpack(wrong, message.name)
+            expected_ok = True
+        except ProtocolError as error:
+            expected_ok = False
+            expected = "SHORT" if "short" in error.message else "LONG"
+        answer = core_test.ask("unpack", message.id, side, hexed(wrong))
+        if expected_ok:
+            assert answer.startswith("OK ")
+        else:
+            assert answer == expected
