@@ -13,7 +13,7 @@ void sniff_decoder_init(sniff_decoder *decoder, const sniff_sink *sink, uint32_t
     decoder->cycle_q8 = cycle_q8;
     decoder->started = false;
     decoder->last_ticks = 0;
-    decoder->last_path_cost = 0;
+    decoder->last_edge_offset = 0;
     decoder->last_phase_q8 = 0;
     decoder->cycle = 0;
     decoder->next_fetch = 0xFFFFu;
@@ -83,13 +83,15 @@ void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins)
 {
     uint8_t kind = kind_of(pins);
     uint32_t cost = kind == SNIFF_MOVX_READ ? SNIFF_SAMPLE_READ : SNIFF_SAMPLE_FETCH_WRITE;
+    uint32_t edge = kind == SNIFF_MOVX_READ ? SNIFF_SAMPLE_READ - SNIFF_SEEN_READ
+                                            : SNIFF_SAMPLE_FETCH_WRITE - SNIFF_SEEN_FETCH_WRITE;
     int32_t phase = phase_q8(decoder, kind);
     if (decoder->started) {
         uint32_t elapsed_ticks = decoder->last_ticks - ticks; /* X counts down, modulo 2^32 */
         uint64_t between = (uint64_t)elapsed_ticks * SNIFF_CYCLES_PER_TICK + SNIFF_EVENT_EXTRA + cost;
         decoder->pio_time += between;
         /* strobe edge to strobe edge, then back to the starts of the two machine cycles */
-        int64_t edges_q8 = (int64_t)((between - cost + decoder->last_path_cost) << 8);
+        int64_t edges_q8 = (int64_t)((between - edge + decoder->last_edge_offset) << 8);
         int64_t starts_q8 = edges_q8 - phase + decoder->last_phase_q8;
         if (starts_q8 < 0) {
             starts_q8 = 0;
@@ -98,7 +100,7 @@ void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins)
     }
     decoder->started = true;
     decoder->last_ticks = ticks;
-    decoder->last_path_cost = cost;
+    decoder->last_edge_offset = edge;
     decoder->last_phase_q8 = phase;
 
     uint8_t p1 = p1_of(pins);

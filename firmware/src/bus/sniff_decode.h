@@ -25,7 +25,11 @@ enum { SNIFF_FETCH = 0, SNIFF_MOVX_READ = 1, SNIFF_MOVX_WRITE = 2 };
 /* PIO cycles from the start of the polling pass that sees a strobe to the `in pins` sample, per
  * program path of firmware/pio/sniff.pio (tests/firmware/test_pio_sniff.py measures them). */
 #define SNIFF_SAMPLE_FETCH_WRITE 86u
-#define SNIFF_SAMPLE_READ 118u
+#define SNIFF_SAMPLE_READ 122u
+/* Cycle of the polling pass in which a strobe is tested: /PSEN and /WR by the pass's first
+ * instruction, pin E by `jmp pin` four cycles later. */
+#define SNIFF_SEEN_FETCH_WRITE 0u
+#define SNIFF_SEEN_READ 4u
 #define SNIFF_CYCLES_PER_TICK 8u
 #define SNIFF_EVENT_EXTRA 3u /* `in`, `push` and the longer last pass of the wait loop */
 #define SNIFF_DETECT_LATENCY 6u /* input synchroniser (2) + half a polling pass (4) */
@@ -44,7 +48,7 @@ typedef struct {
     uint32_t cycle_q8;          /* PIO cycles per machine cycle x 256 */
     bool started;               /* an event has been seen */
     uint32_t last_ticks;
-    uint32_t last_path_cost;    /* sample cost of the previous event's path */
+    uint32_t last_edge_offset;  /* previous event: cycles from its strobe being seen to its sample */
     int32_t last_phase_q8;      /* strobe phase of the previous event, PIO cycles x 256 */
     uint32_t cycle;             /* machine cycle of the previous event */
     uint16_t next_fetch;        /* the address a sequential fetch would have; 0xFFFF: none */

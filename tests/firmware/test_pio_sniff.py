@@ -1,0 +1,189 @@
+"""The sniff engine (firmware/pio/sniff.pio) in pioemu plus the sniff decoder in C (built with gcc
+for the host): fed with the slot activity of the reference emulator on the fixture cartridges, NTSC
+and PAL, the accesses it reports equal the emulator's (fetches compressed to non-sequential
+targets, 0400h and 0406h always kept), with the emulator's cycle stamps."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from pathlib import Path
+
+import pytest
+from bus_waves import Layout, SlotAccess, slot_accesses, waveform
+from c_build import BUS_SOURCES, shared_library
+from cart_fixtures import SERVED, image
+from conftest import require_tool
+from pio_harness import Harness, require_module, tool
+
+from hilbridge.machine.bus import FETCH, READ, WRITE
+
+WINDOW_CYCLES = 4000
+MAX_ACCESSES = 350
+KINDS = {0: FETCH, 1: READ, 2: WRITE}
+IN_PINS_26 = 0x401A  # `in pins, 26`: the sample instruction
+ACCESS = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint8, ctypes.c_uint8
+)
+
+
+class Sink(ctypes.Structure):
+    _fields_ = [("context", ctypes.c_void_p), ("access", ACCESS)]
+
+
+def header_constant(name: str) -> int:
+    text = (BUS_SOURCES / "sniff_decode.h").read_text(encoding="utf-8")
+    return int(re.search(rf"#define {name} (\d+)u", text).group(1))
+
+
+@pytest.fixture(scope="module")
+def decoder_library(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
+    gcc = require_tool("gcc")
+    return shared_library(gcc, [BUS_SOURCES / "sniff_decode.c"], tmp_path_factory.mktemp("sniff"), "sniff")
+
+
+def sniff(accesses: list[SlotAccess], region: str) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Run sniff.pio over the accesses: the (ticks, pins) events, the sample clocks and, per sample,
+    the cycles since the start of the polling pass that saw the strobe."""
+    require_module("pioemu", "rp2040-pio-emulator")
+    require_module("adafruit_pioasm", "adafruit-circuitpython-pioasm")
+    program = tool("gen_pio").assemble("sniff")
+    layout = Layout.load(region)
+    wave, _origin, windows = waveform(accesses, layout)
+    words: list[int] = []
+    samples: list[int] = []
+    offsets: list[int] = []
+    poll_start = [0]
+
+    def on_step(before: object, _after: object) -> None:
+        if before.program_counter == program.wrap_target:
+            poll_start[0] = before.clock
+        if program.opcodes[before.program_counter] == IN_PINS_26:
+            samples.append(before.clock)
+            offsets.append(before.clock - poll_start[0])
+
+    harness = Harness(program, wave, drain=lambda _clock, word: words.append(word), on_step=on_step)
+    harness.run(windows[-1][1] + 400)
+    return list(zip(words[0::2], words[1::2], strict=True)), samples, offsets
+
+
+def decode(
+    library: ctypes.CDLL, events: list[tuple[int, int]], cycle_q8: int
+) -> list[tuple[int, str, int, int, int]]:
+    out: list[tuple[int, str, int, int, int]] = []
+
+    @ACCESS
+    def access(_context: object, cycle: int, kind: int, address: int, value: int, p1: int) -> None:
+        out.append((cycle, KINDS[kind], address, value, p1))
+
+    decoder = ctypes.create_string_buffer(256)
+    sink = Sink(None, access)
+    library.sniff_decoder_init(decoder, ctypes.byref(sink), ctypes.c_uint32(cycle_q8))
+    for ticks, pins in events:
+        library.sniff_decoder_feed(decoder, ctypes.c_uint32(ticks), ctypes.c_uint32(pins))
+    return out
+
+
+def expected(accesses: list[SlotAccess]) -> list[tuple[int, str, int, int, int]]:
+    """The documented compression and stamps: fetches only where the PC did not just step (plus
+    0400h/0406h), MOVX stamped at the end of the instruction, cycles relative to the first access;
+    MOVX addresses are A0-A7."""
+    base = accesses[0].cycle
+    out = []
+    next_fetch = None
+    for access in accesses:
+        if access.kind == FETCH:
+            if access.address != next_fetch or access.address in (0x400, 0x406):
+                out.append((access.cycle - base, FETCH, access.address, access.value, access.p1))
+            next_fetch = (access.address & 0x800) | ((access.address + 1) & 0x7FF)
+        else:
+            out.append((access.cycle + 1 - base, access.kind, access.address & 0xFF, access.value, access.p1))
+    return out
+
+
+def _cycle_q8(region: str) -> int:
+    return round(tool("gen_timing").load_timing().cycle_pio(region) * 256)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize(("name", "mapper"), SERVED)
+def test_capture_equals_the_emulators_slot_activity(decoder_library: ctypes.CDLL, name: str, mapper: str,
+                                                    region: str) -> None:  # fmt: skip
+    accesses = slot_accesses(image(name), mapper, region, WINDOW_CYCLES)[:MAX_ACCESSES]
+    events, _samples, _offsets = sniff(accesses, region)
+    assert len(events) == len(accesses), "one event per strobe, none lost"
+    got = decode(decoder_library, events, _cycle_q8(region))
+    want = expected(accesses)
+    assert got == want
+    assert len(want) < len(accesses)  # the compression left sequential fetches out
+
+
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+def test_event_timing_model_matches_the_program(region: str) -> None:
+    """The decoder's model: sample offsets per path and 8 cycles per tick plus SNIFF_EVENT_EXTRA
+    between two samples, exactly, in PIO cycles (fetch, write and read paths all taken)."""
+    accesses = slot_accesses(image("xram"), "o2_rom", region, 40000)
+    reads = [i for i, a in enumerate(accesses) if a.kind == READ]
+    writes = [i for i, a in enumerate(accesses) if a.kind == WRITE]
+    assert reads and writes
+    start = max(0, min(reads[0], writes[0]) - 5)
+    window = accesses[start : start + 60]
+    if not any(a.kind == READ for a in window) or not any(a.kind == WRITE for a in window):
+        window = accesses[reads[0] - 30 : reads[0] + 30]
+    events, samples, offsets = sniff(window, region)
+    per_tick = header_constant("SNIFF_CYCLES_PER_TICK")
+    extra = header_constant("SNIFF_EVENT_EXTRA")
+    fetch_write = header_constant("SNIFF_SAMPLE_FETCH_WRITE")
+    path = {FETCH: fetch_write, WRITE: fetch_write, READ: header_constant("SNIFF_SAMPLE_READ")}
+    kinds = [a.kind for a in window]
+    assert {FETCH, READ, WRITE} <= set(kinds)
+    assert offsets == [path[kind] for kind in kinds]
+    for index in range(1, len(events)):
+        ticks = (events[index - 1][0] - events[index][0]) & 0xFFFFFFFF
+        assert samples[index] - samples[index - 1] == per_tick * ticks + extra + path[kinds[index]]
+
+
+def test_sample_points_fall_inside_the_data_windows() -> None:
+    """With the 2-cycle input synchroniser and the polling jitter, every sample lies after the data
+    is valid and before the strobe ends, for both regions (bus_timing.tsv)."""
+    for region in ("ntsc", "pal"):
+        layout = Layout.load(region)
+        for kind, name, valid in ((FETCH, "psen", "tRD2"), (WRITE, "wr", None), (READ, "rd", "tRD1")):
+            path = header_constant("SNIFF_SAMPLE_READ" if kind == READ else "SNIFF_SAMPLE_FETCH_WRITE")
+            path -= header_constant("SNIFF_SEEN_READ" if kind == READ else "SNIFF_SEEN_FETCH_WRITE")
+            start, end = layout.strobes[name]
+            width = (end - start) * layout.osc
+            earliest, latest = 2 + path, 2 + path + header_constant("SNIFF_CYCLES_PER_TICK")
+            assert latest < width, (region, kind)
+            if valid is not None:
+                assert earliest > layout.delays[valid], (region, kind)
+
+
+def test_a_full_fifo_stalls_instead_of_losing_silently() -> None:
+    """Without draining, the program blocks on `push block` (RXSTALL in FDEBUG, which the C glue
+    counts as drops) instead of overwriting."""
+    pioemu = require_module("pioemu", "rp2040-pio-emulator")
+    accesses = slot_accesses(image("cpu_alu"), "o2_rom", "ntsc", 400)[:12]
+    program = tool("gen_pio").assemble("sniff")
+    wave, _origin, windows = waveform(accesses, Layout.load("ntsc"))
+    state = pioemu.State(x_register=0xFFFFFFFF)
+    for _before, after in pioemu.emulate(
+        program.opcodes,
+        stop_when=lambda _opcode, s: s.clock >= windows[-1][1],
+        initial_state=state,
+        input_source=wave.at,
+        shift_isr_right=False,
+        jmp_pin=program.engine.jmp_pin,
+        wrap_target=program.wrap_target,
+        wrap_top=program.wrap,
+    ):
+        state = after
+    assert len(state.receive_fifo) == 4
+    assert program.opcodes[state.program_counter] & 0xE0FF == 0x8020  # stalled on `push block`
+
+
+def test_docs_quote_the_sample_points() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "hardware.md").read_text(encoding="utf-8")
+    for name in ("SNIFF_SAMPLE_FETCH_WRITE", "SNIFF_SAMPLE_READ"):
+        assert f"{header_constant(name)} PIO cycles" in text
