@@ -22,7 +22,7 @@ ARM_LDFLAGS := $(ARCH) -nostdlib -Wl,--gc-sections -Wl,-Map=$(ARM_TARGET).map
 
 ARM_SOURCES := $(wildcard $(FIRMWARE_DIR)/src/platform/*.c $(FIRMWARE_DIR)/src/bus/*.c) $(CORE_SOURCES)
 ARM_OBJECTS := $(addprefix $(ARM_DIR)/,$(notdir $(ARM_SOURCES:.c=.o))) $(ARM_DIR)/boot2_sealed.o
-ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_DIR)/pins_gen.h $(GEN_DIR)/bus_timing_gen.h $(GEN_FILES) \
+ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_DIR)/pins_gen.h $(GEN_DIR)/bus_timing_gen.h $(GEN_DIR)/pio_gen.h $(GEN_FILES) \
 	$(ARM_EXTRA_GENERATED)
 vpath %.c $(sort $(dir $(ARM_SOURCES)))
 
@@ -70,6 +70,12 @@ $(GEN_DIR)/pins_gen.h: $(FIRMWARE_DIR)/board/pins.tsv $(FIRMWARE_DIR)/tools/gen_
 $(GEN_DIR)/bus_timing_gen.h: $(FIRMWARE_DIR)/board/bus_timing.tsv $(FIRMWARE_DIR)/tools/gen_timing.py
 	@mkdir -p $(dir $@)
 	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_timing.py $@
+
+# The PIO programs, assembled by adafruit_pioasm (pip install --no-deps adafruit-circuitpython-pioasm).
+$(GEN_DIR)/pio_gen.h: $(wildcard $(FIRMWARE_DIR)/pio/*.pio) $(FIRMWARE_DIR)/pio/engines.tsv \
+		$(FIRMWARE_DIR)/board/pins.tsv $(FIRMWARE_DIR)/tools/gen_pio.py
+	@mkdir -p $(dir $@)
+	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_pio.py $@
 
 $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 	@mkdir -p $(dir $@)
