@@ -45,11 +45,11 @@ TRANSPORTS = (
     pytest.param("firmware", marks=pytest.mark.slow),
 )
 # What a device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO text,
-# capabilities (the RP2040 board announces no emulation or capture until its PIO engines are wired in).
+# capabilities.
 ALL_CAPABILITIES = {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"}
 IDENTITY = {
     "fw-host": ("FWHOST-0001", "hilbridge firmware core", ALL_CAPABILITIES),
-    "firmware": (FLASH_SERIAL, "adapter firmware", {"CART_READ", "CART_WRITE"}),
+    "firmware": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
 }
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"

@@ -1,7 +1,7 @@
 /* The adapter's main loop: bytes from USB CDC (or the UART fallback) into the protocol core, its
  * replies and events back out on the link the host last spoke on, and the bus engines polled. */
 #include "adapter_core.h"
-#include "board.h"
+#include "bus.h"
 #include "firmware_build.h"
 #include "platform.h"
 
@@ -48,7 +48,7 @@ int main(void)
     make_serial();
     uart_init(UART_BAUD);
     usb_init(serial);
-    board_ops(&ops);
+    bus_board_ops(&ops);
     ops.serial = serial;
     ops.build = FIRMWARE_BUILD;
     ops.fw_major = HB_PACKAGE_VERSION_MAJOR;
@@ -57,7 +57,7 @@ int main(void)
     ops.board_id = BOARD_ID_RP2040;
     ops.uptime_ms = uptime;
     core_init(&core, &ops);
-    board_start(&core);
+    bus_board_start(&core);
 
     int was_configured = 0;
     for (;;) {
@@ -79,7 +79,7 @@ int main(void)
         if (in_used < in_length) {
             in_used += core_receive(&core, in + in_used, in_length - in_used);
         }
-        board_poll(&core);
+        bus_board_poll(&core);
         if (out_sent == out_length) {
             out_sent = 0;
             out_length = core_transmit(&core, out, sizeof out);
