@@ -4,7 +4,7 @@
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0]
-//                    [--cart-table FILE] [--console ACCESSES]
+//                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
 //                    [--boot-check CYCLES]
 //
 // It prints one JSON object per line on stdout: {"event": "listening", "url": ...} first, then
@@ -29,6 +29,7 @@ const { values: options } = parseArgs({
     port: { type: 'string', default: '0' },
     'cart-table': { type: 'string' },
     console: { type: 'string' },
+    'console-slowdown': { type: 'string', default: '1' },
     'boot-check': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
@@ -64,12 +65,22 @@ const { clock, core } = mcu;
 let booted = false;
 let cycles = 0;
 
+// One PIO cycle per CPU cycle for each enabled machine. rp2040js executes an instruction per step and
+// only counts its delay cycles; the machine sits out that debt here, so delays take their time.
 function stepPio(count) {
   for (const pio of mcu.pio) {
     if (pio.stopped) continue;
     for (const machine of pio.machines) {
       if (!machine.enabled) continue;
-      for (let i = 0; i < count; i++) machine.step();
+      for (let i = 0; i < count; i++) {
+        if (machine.delayDebt > 0) {
+          machine.delayDebt--;
+          continue;
+        }
+        const before = machine.cycles;
+        machine.step();
+        machine.delayDebt = machine.cycles - before - 1;
+      }
     }
     pio.checkChangedPins();
   }
@@ -89,7 +100,7 @@ function runSlice() {
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);
     stepPio(spent);
-    for (const plugin of plugins) plugin.afterInstruction();
+    for (const plugin of plugins) plugin.afterInstruction(cycles);
   }
   if (!booted) {
     const pc = core.PC >>> 0;

@@ -1,4 +1,4 @@
-// The world on the adapter's GPIOs: the cartridge in its slot (and, later, the console).
+// The world on the adapter's GPIOs: the cartridge in its slot, and the console.
 //
 // The cartridge answers from a table file made by hilbridge's own cartridge model
 // (hilbridge/firmware/cart_table.py), only while the firmware holds DUMP high (console side isolated,
@@ -6,8 +6,11 @@
 // byte, and a rising /WR with A7 = 1 and P14 = 0 stores D0-D7 in a Videopac+ latch. A line nobody
 // drives reads high (the slot's pull-ups), so a byte nobody drives reads FFh.
 import fs from 'node:fs';
-
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { loadPins } from './pins.mjs';
+
+const ENGINES_TSV = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../pio/engines.tsv');
 
 const ADDRESS = ['A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6', 'A7', 'A8', 'A9', 'A10', 'A11'];
 const DATA = ['D0', 'D1', 'D2', 'D3', 'D4', 'D5', 'D6', 'D7'];
@@ -29,7 +32,6 @@ class Cartridge {
     this.table = table;
     this.latch = 0;
     this.wasWriting = false;
-    this.driven = -1;
     this.busy = false;
     this.fetches = 0;
     this.dirty = true;
@@ -47,9 +49,11 @@ class Cartridge {
     return value;
   }
   drive(value) {
-    if (value === this.driven) return;
-    this.driven = value;
-    DATA.forEach((symbol, bit) => this.mcu.gpio[this.pins[symbol]].setInputValue(!!(value & (1 << bit))));
+    DATA.forEach((symbol, bit) => {
+      const pin = this.mcu.gpio[this.pins[symbol]];
+      const level = !!(value & (1 << bit));
+      if (pin.rawInputValue !== level) pin.setInputValue(level);
+    });
   }
   update() {
     if (!this.level('DUMP')) {
@@ -83,11 +87,128 @@ class Cartridge {
   }
 }
 
+// The console: plays a trace of the reference emulator's slot accesses (9-byte records cycle:u32
+// kind:u8 address:u16 value:u8 p1:u8, kind 0 fetch, 1 MOVX read, 2 MOVX write) onto the bus at the
+// 8048's pace, each in its machine cycle with the strobe windows of firmware/board/bus_timing.tsv:
+// address and P1 at the cycle start, then /PSEN low (the trace's byte on D0-D7, as the cartridge gave
+// it), /WR low with the byte, or pin E high. It starts from the trace's first record whenever the
+// firmware starts its sniff engine (engines.tsv) with the console side connected (DUMP low).
+// --console-slowdown N stretches every machine cycle N times (a console clocked N times slower).
+const OSC_HZ = 5369317; // NTSC
+const CLK_PER_MACHINE_CYCLE = (125e6 * 15) / OSC_HZ;
+const STROBE_START = 6 / 15;
+const STROBE_END = { 0: 12 / 15, 1: 13 / 15, 2: 13 / 15 };
+const STROBE_PIN = { 0: 'PSEN_N', 1: 'E', 2: 'WR_N' };
+const STROBE_ACTIVE = { 0: false, 1: true, 2: false };
+
+function sniffEngine() {
+  const lines = fs.readFileSync(ENGINES_TSV, 'utf8').split('\n').filter((l) => l && !l.startsWith('#'));
+  const header = lines[0].split('\t');
+  for (const line of lines.slice(1)) {
+    const row = Object.fromEntries(header.map((name, i) => [name, line.split('\t')[i]]));
+    if (row.program === 'sniff') return { pio: Number(row.pio), sm: Number(row.sm) };
+  }
+  throw new Error('engines.tsv has no sniff engine');
+}
+
+class Console {
+  constructor(mcu, pins, trace, slowdown) {
+    this.mcu = mcu;
+    this.pins = pins;
+    this.machineCycle = CLK_PER_MACHINE_CYCLE * slowdown;
+    const view = new DataView(trace.buffer, trace.byteOffset, trace.byteLength);
+    this.accesses = [];
+    for (let at = 0; at + 9 <= trace.length; at += 9) {
+      this.accesses.push({
+        cycle: view.getUint32(at, true),
+        kind: trace[at + 4],
+        address: view.getUint16(at + 5, true),
+        value: trace[at + 7],
+        p1: trace[at + 8],
+      });
+    }
+    const engine = sniffEngine();
+    this.sniff = mcu.pio[engine.pio].machines[engine.sm];
+    this.playing = false;
+    this.wasSniffing = false;
+    this.played = 0;
+    this.idleLines();
+  }
+  get busy() {
+    return this.playing;
+  }
+  set(symbol, level) {
+    const pin = this.mcu.gpio[this.pins[symbol]];
+    if (pin.rawInputValue !== level) pin.setInputValue(level);
+  }
+  setBits(symbols, value) {
+    symbols.forEach((symbol, bit) => this.set(symbol, !!(value & (1 << bit))));
+  }
+  idleLines() {
+    this.set('PSEN_N', true);
+    this.set('WR_N', true);
+    this.set('E', false);
+    this.setBits(DATA, 0xff);
+  }
+  /** Events of one access, in clk_sys cycles. The trace stamps both fetches of a two-byte
+   * instruction with its first cycle; on the bus the second comes a machine cycle later. */
+  schedule(access) {
+    this.slot = Math.max(access.cycle - this.firstCycle, this.slot + 1);
+    const start = this.origin + this.slot * this.machineCycle;
+    return [
+      [start, () => {
+        this.setBits(ADDRESS, access.kind === 0 ? access.address : access.address & 0xff);
+        this.set('P10', !!(access.p1 & 1));
+        this.set('P11', !!(access.p1 & 2));
+        this.set('P14', !!(access.p1 & 0x10));
+      }],
+      [start + STROBE_START * this.machineCycle, () => {
+        this.setBits(DATA, access.value);
+        this.set(STROBE_PIN[access.kind], STROBE_ACTIVE[access.kind]);
+      }],
+      [start + STROBE_END[access.kind] * this.machineCycle, () => {
+        this.set(STROBE_PIN[access.kind], !STROBE_ACTIVE[access.kind]);
+        this.setBits(DATA, 0xff);
+        this.played++;
+      }],
+    ];
+  }
+  afterInstruction(cycles) {
+    const sniffing = this.sniff.enabled;
+    if (sniffing && !this.wasSniffing && this.accesses.length) {
+      this.playing = true;
+      this.next = 0;
+      this.events = [];
+      this.origin = cycles + this.machineCycle;
+      this.firstCycle = this.accesses[0].cycle;
+      this.slot = -1;
+    }
+    this.wasSniffing = sniffing;
+    if (!this.playing) return;
+    while (true) {
+      if (!this.events.length) {
+        if (this.next >= this.accesses.length) {
+          this.playing = false;
+          this.idleLines();
+          return;
+        }
+        this.events = this.schedule(this.accesses[this.next++]);
+      }
+      if (this.events[0][0] > cycles) return;
+      this.events.shift()[1]();
+    }
+  }
+}
+
 export async function attachBus(mcu, options) {
   const pins = loadPins();
   const plugins = [];
   if (options['cart-table']) {
     plugins.push(new Cartridge(mcu, pins, parseTable(new Uint8Array(fs.readFileSync(options['cart-table'])))));
+  }
+  if (options.console) {
+    const trace = new Uint8Array(fs.readFileSync(options.console));
+    plugins.push(new Console(mcu, pins, trace, Number(options['console-slowdown'] ?? 1)));
   }
   return plugins;
 }
