@@ -12,9 +12,11 @@ import contextlib
 import functools
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from conftest import IN_CI, PROJECT_ROOT, require_tool
 
 FIRMWARE = PROJECT_ROOT / "firmware"
 HARNESS = FIRMWARE / "harness" / "harness.mjs"
+STARTUP_TIMEOUT = 180.0
 # The serial number the firmware reports in the harness: "HB" and the flash's unique id (4Bh), which
 # the harness's flash model holds as FLASH_UNIQUE_ID (firmware/harness/lib/boot.mjs).
 FLASH_SERIAL = "HBE6603828432C5D2B"
@@ -96,25 +99,55 @@ def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
     return {"events": [e["event"] for e in events], **events[-1]}
 
 
+class RunningFirmware:
+    """The harness process: its socket:// URL, and the JSON events it prints on stdout."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.url = ""
+        self.connected = False
+        for event in self._events(timeout=STARTUP_TIMEOUT):
+            if event["event"] == "listening":
+                self.url = event["url"]
+            if event["event"] == "usb-connected":
+                self.connected = True
+                break
+        assert self.url and self.connected, "the harness ended before its USB device was up"
+
+    def _events(self, timeout: float) -> Iterator[dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return
+            line = self.process.stdout.readline()
+            if not line:
+                return
+            yield json.loads(line)
+
+    def wait_event(self, name: str, timeout: float) -> dict:
+        for event in self._events(timeout):
+            if event["event"] == name:
+                return event
+        raise AssertionError(f"the harness sent no {name!r} event within {timeout} s")
+
+
 @contextlib.contextmanager
-def served_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[str]:
-    """The emulated adapter on USB CDC bridged to TCP; yields its socket:// URL once USB is up."""
+def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[RunningFirmware]:
+    """The emulated adapter on USB CDC bridged to TCP, once USB is up; stopped afterwards."""
     process = subprocess.Popen(
-        _harness_command(uf2 or built_uf2(), *arguments),
-        stdout=subprocess.PIPE,
-        text=True,
+        _harness_command(uf2 or built_uf2(), *arguments), stdout=subprocess.PIPE, text=True
     )
     try:
-        url = None
-        for line in process.stdout:
-            event = json.loads(line)
-            if event["event"] == "listening":
-                url = event["url"]
-            if event["event"] == "usb-connected":
-                break
-        assert url, "the harness ended before its USB device was up"
-        yield url
+        yield RunningFirmware(process)
     finally:
         process.terminate()
         process.wait(timeout=10)
         process.stdout.close()
+
+
+@contextlib.contextmanager
+def served_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[str]:
+    """`running_firmware`, yielding only its socket:// URL."""
+    with running_firmware(*arguments, uf2=uf2) as running:
+        yield running.url

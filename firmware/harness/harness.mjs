@@ -57,7 +57,7 @@ for (const pio of mcu.pio) pio.run = () => {};
 let plugins = [];
 if (options['cart-table'] || options.console) {
   const { attachBus } = await import('./lib/bus.mjs');
-  plugins = await attachBus(mcu, options);
+  plugins = await attachBus(mcu, options, events);
 }
 
 const bridge = new UsbBridge(mcu, events);

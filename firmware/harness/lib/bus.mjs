@@ -92,7 +92,9 @@ class Cartridge {
 // 8048's pace, each in its machine cycle with the strobe windows of firmware/board/bus_timing.tsv:
 // address and P1 at the cycle start, then /PSEN low (the trace's byte on D0-D7, as the cartridge gave
 // it), /WR low with the byte, or pin E high. It starts from the trace's first record whenever the
-// firmware starts its sniff engine (engines.tsv) with the console side connected (DUMP low).
+// firmware starts its sniff or serve engine (engines.tsv). While the firmware serves, fetches are not
+// answered by the trace but checked: the firmware must drive the trace's byte; a "console-done" event
+// on stdout reports the accesses played and every wrong fetch.
 // --console-slowdown N stretches every machine cycle N times (a console clocked N times slower).
 const OSC_HZ = 5369317; // NTSC
 const CLK_PER_MACHINE_CYCLE = (125e6 * 15) / OSC_HZ;
@@ -101,18 +103,18 @@ const STROBE_END = { 0: 12 / 15, 1: 13 / 15, 2: 13 / 15 };
 const STROBE_PIN = { 0: 'PSEN_N', 1: 'E', 2: 'WR_N' };
 const STROBE_ACTIVE = { 0: false, 1: true, 2: false };
 
-function sniffEngine() {
+function engineOf(program) {
   const lines = fs.readFileSync(ENGINES_TSV, 'utf8').split('\n').filter((l) => l && !l.startsWith('#'));
   const header = lines[0].split('\t');
   for (const line of lines.slice(1)) {
     const row = Object.fromEntries(header.map((name, i) => [name, line.split('\t')[i]]));
-    if (row.program === 'sniff') return { pio: Number(row.pio), sm: Number(row.sm) };
+    if (row.program === program) return { pio: Number(row.pio), sm: Number(row.sm) };
   }
-  throw new Error('engines.tsv has no sniff engine');
+  throw new Error(`engines.tsv has no ${program} engine`);
 }
 
 class Console {
-  constructor(mcu, pins, trace, slowdown) {
+  constructor(mcu, pins, trace, slowdown, events) {
     this.mcu = mcu;
     this.pins = pins;
     this.machineCycle = CLK_PER_MACHINE_CYCLE * slowdown;
@@ -127,11 +129,16 @@ class Console {
         p1: trace[at + 8],
       });
     }
-    const engine = sniffEngine();
-    this.sniff = mcu.pio[engine.pio].machines[engine.sm];
+    const sniff = engineOf('sniff');
+    const serve = engineOf('serve');
+    this.sniff = mcu.pio[sniff.pio].machines[sniff.sm];
+    this.serve = mcu.pio[serve.pio].machines[serve.sm];
+    this.harnessEvents = events;
     this.playing = false;
     this.wasSniffing = false;
+    this.wasServing = false;
     this.played = 0;
+    this.wrong = [];
     this.idleLines();
   }
   get busy() {
@@ -150,6 +157,30 @@ class Console {
     this.set('E', false);
     this.setBits(DATA, 0xff);
   }
+  /** While the firmware serves: the byte it drives at the end of the /PSEN window, through an
+   * enabled data buffer (DOUT_OE_N low), must be the trace's. */
+  check(access) {
+    this.fetches++;
+    const oe = this.mcu.gpio[this.pins.DOUT_OE_N];
+    const bufferOn = oe.outputEnable && !oe.outputValue;
+    let value = 0;
+    let driven = true;
+    DATA.forEach((symbol, bit) => {
+      const pin = this.mcu.gpio[this.pins[symbol]];
+      if (!pin.outputEnable) driven = false;
+      if (pin.outputValue) value |= 1 << bit;
+    });
+    if (!bufferOn || !driven || value !== access.value) {
+      if (this.wrong.length < 1000) {
+        this.wrong.push({ address: access.address, p1: access.p1, expected: access.value, got: driven ? value : null, bufferOn });
+      }
+    }
+  }
+  report() {
+    const mode = this.verifying ? 'serve' : 'sniff';
+    const wrong = this.verifying ? this.wrong.length : 0;
+    this.harnessEvents.emit({ event: 'console-done', mode, accesses: this.played, fetches: this.fetches, wrong, examples: (this.wrong || []).slice(0, 5) });
+  }
   /** Events of one access, in clk_sys cycles. The trace stamps both fetches of a two-byte
    * instruction with its first cycle; on the bus the second comes a machine cycle later. */
   schedule(access) {
@@ -163,10 +194,11 @@ class Console {
         this.set('P14', !!(access.p1 & 0x10));
       }],
       [start + STROBE_START * this.machineCycle, () => {
-        this.setBits(DATA, access.value);
+        if (!this.verifying || access.kind === 2) this.setBits(DATA, access.value);
         this.set(STROBE_PIN[access.kind], STROBE_ACTIVE[access.kind]);
       }],
       [start + STROBE_END[access.kind] * this.machineCycle, () => {
+        if (this.verifying && access.kind === 0) this.check(access);
         this.set(STROBE_PIN[access.kind], !STROBE_ACTIVE[access.kind]);
         this.setBits(DATA, 0xff);
         this.played++;
@@ -175,32 +207,40 @@ class Console {
   }
   afterInstruction(cycles) {
     const sniffing = this.sniff.enabled;
-    if (sniffing && !this.wasSniffing && this.accesses.length) {
+    const serving = this.serve.enabled;
+    const started = (sniffing && !this.wasSniffing) || (serving && !this.wasServing);
+    this.wasSniffing = sniffing;
+    this.wasServing = serving;
+    if (started && this.accesses.length && !this.playing) {
+      this.verifying = serving;
+      this.fetches = 0;
+      this.played = 0;
+      this.wrong = [];
       this.playing = true;
       this.next = 0;
-      this.events = [];
+      this.pending = [];
       this.origin = cycles + this.machineCycle;
       this.firstCycle = this.accesses[0].cycle;
       this.slot = -1;
     }
-    this.wasSniffing = sniffing;
     if (!this.playing) return;
     while (true) {
-      if (!this.events.length) {
+      if (!this.pending.length) {
         if (this.next >= this.accesses.length) {
           this.playing = false;
           this.idleLines();
+          this.report();
           return;
         }
-        this.events = this.schedule(this.accesses[this.next++]);
+        this.pending = this.schedule(this.accesses[this.next++]);
       }
-      if (this.events[0][0] > cycles) return;
-      this.events.shift()[1]();
+      if (this.pending[0][0] > cycles) return;
+      this.pending.shift()[1]();
     }
   }
 }
 
-export async function attachBus(mcu, options) {
+export async function attachBus(mcu, options, events) {
   const pins = loadPins();
   const plugins = [];
   if (options['cart-table']) {
@@ -208,7 +248,7 @@ export async function attachBus(mcu, options) {
   }
   if (options.console) {
     const trace = new Uint8Array(fs.readFileSync(options.console));
-    plugins.push(new Console(mcu, pins, trace, Number(options['console-slowdown'] ?? 1)));
+    plugins.push(new Console(mcu, pins, trace, Number(options['console-slowdown'] ?? 1), events));
   }
   return plugins;
 }
