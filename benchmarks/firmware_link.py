@@ -4,9 +4,9 @@ throughput measured in the same run.
 - raw: a writer process pushes N bytes into a pty as fast as it can; this process reads them through
   `SerialTransport` (as from /dev/ttyACM0) and drops them.
 - firmware: `firmware/harness/harness.mjs` runs the built UF2 through the real boot ROM with a 16 KB
-  o2_rally cartridge in its slot; this process reads it with pipelined CART_READs (the dump path) when
-  the firmware announces the CART_READ capability, else with pipelined STATUS requests, and counts the
-  reply bytes on the wire (COBS framing included) per second.
+  o2_rally cartridge in its slot; this process sends pipelined UPLOAD_DATA (1 KB each, 16 in flight:
+  the host-to-adapter direction) and then pipelined CART_READs (1 KB each: adapter to host, including
+  the dump engine's bus cycles) and counts the wire bytes (COBS framing included) per second.
 The emulator runs the RP2040 at about a tenth of real time, so the ratio says how far the emulated
 link is from the host's own ceiling, not what a board achieves; it tracks regressions of the USB
 device code, the main loop and the harness bridge.
@@ -75,8 +75,8 @@ def build_firmware(build_dir: Path) -> Path:
     return build_dir / "hilbridge-adapter.uf2"
 
 
-def firmware_link(uf2: Path, cart: Path, seconds: float) -> tuple[float, str]:
-    """Reply bytes per second over emulated USB CDC, and what was measured."""
+def firmware_link(uf2: Path, cart: Path, seconds: float) -> dict[str, float]:
+    """Wire bytes per second over emulated USB CDC, each direction."""
     command = ["node", str(ROOT / "firmware/harness/harness.mjs"), "--uf2", str(uf2)]
     command += ["--bootrom", str(bootrom_image()), "--cart-table", str(cart)]
     harness = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -88,19 +88,26 @@ def firmware_link(uf2: Path, cart: Path, seconds: float) -> tuple[float, str]:
             if event["event"] == "usb-connected":
                 break
         adapter = Adapter(SerialTransport(url))
-        if "CART_READ" in adapter.info.capabilities:
-            what = "CART_READ of 1 KB, 16 in flight"
-            fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": 1024}
-            batch = [("CART_READ", fields)] * 16
-        else:
-            what = "STATUS, 16 in flight (no CART_READ capability in this firmware)"
-            batch = [("STATUS", {})] * 16
+        rates = {}
+        # host -> adapter: UPLOAD_DATA of 1 KB pieces, 16 in flight (the reply is 6 bytes)
+        adapter.link.request("UPLOAD_BEGIN", mapper=3, size=16384)
+        upload = [("UPLOAD_DATA", {"offset": 1024 * i, "data": bytes([i]) * 1024}) for i in range(16)]
+        start, before = time.perf_counter(), adapter.link.stats.bytes_out
+        while time.perf_counter() - start < seconds:
+            adapter.link.transact(upload)
+        rates["upload (host to adapter)"] = (adapter.link.stats.bytes_out - before) / (
+            time.perf_counter() - start
+        )
+        # adapter -> host: CART_READ of 1 KB, 16 in flight (includes the dump engine's bus cycles)
+        fields = {"p1": 0xFF, "p2": 0, "strobe": 0, "address": 0x400, "length": 1024}
         start, before = time.perf_counter(), adapter.link.stats.bytes_in
         while time.perf_counter() - start < seconds:
-            adapter.link.transact(batch)
-        rate = (adapter.link.stats.bytes_in - before) / (time.perf_counter() - start)
+            adapter.link.transact([("CART_READ", fields)] * 16)
+        rates["cart read (adapter to host)"] = (adapter.link.stats.bytes_in - before) / (
+            time.perf_counter() - start
+        )
         adapter.close()
-        return rate, what
+        return rates
     finally:
         harness.terminate()
         harness.wait(timeout=10)
@@ -116,10 +123,10 @@ def main() -> None:
         cart = Path(temporary) / "rally.tbl"
         cart.write_bytes(cart_table(load_cartridge(demo_image("o2_rally", 16384), "o2_rally")))
         raw = raw_pty(options.megabytes)
-        rate, what = firmware_link(uf2, cart, options.seconds)
-    print(f"raw pty:            {raw / 1e6:10.2f} MB/s")
-    print(f"emulated firmware:  {rate / 1e3:10.2f} KB/s  ({what})")
-    print(f"ratio firmware/raw: {rate / raw:10.5f}")
+        rates = firmware_link(uf2, cart, options.seconds)
+    print(f"raw pty:                                {raw / 1e6:10.2f} MB/s")
+    for what, rate in rates.items():
+        print(f"emulated firmware, {what:<28} {rate / 1e3:10.2f} KB/s   ratio to raw pty {rate / raw:.5f}")
 
 
 if __name__ == "__main__":
