@@ -239,9 +239,14 @@ static void board_cart_write(void *context, uint8_t p1, uint8_t p2, uint8_t addr
     pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u);
 }
 
-/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. */
+/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. Probing
+ * isolates the console for about 20 us, so it is not done under a running capture or serve engine
+ * (the answer is then "present": the console is running something). */
 static bool board_cart_present(void *context)
 {
+    if (bus.capturing || bus.serving) {
+        return true;
+    }
     uint8_t bytes[NO_CART_READS];
     board_cart_read(context, 0xFFu, 0xFFu, HB_STROBE_PSEN, HB_PROGRAM_START, NO_CART_READS, bytes);
     for (unsigned i = 0; i < NO_CART_READS; i++) {
