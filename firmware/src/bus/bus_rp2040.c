@@ -20,7 +20,6 @@
 #define STROBES_IDLE ((1u << PIN_PSEN_N) | (1u << PIN_WR_N))
 #define PIO_INSTR_PULL_BLOCK 0x80A0u
 #define PIO_INSTR_MOV_X_OSR 0xA027u
-#define PIO_INSTR_MOV_Y_OSR 0xA047u
 #define NO_CART_READS 16u
 
 /* Serve tables (16 KB aligned: the serve engine ORs the index into base << bits), the o2_rally
