@@ -114,12 +114,16 @@ static void pio_stop(unsigned pio, unsigned sm)
     *pio_reg(pio, PIO_CTRL) |= PIO_CTRL_SM_RESTART(sm);
 }
 
-/* Set a machine's pin directions (OUT range) to `mask` through its own OSR. */
+/* Set a machine's pin directions (OUT range) to `mask` through its own OSR. The machine is held
+ * meanwhile: running, it would take the word with its own `pull` and drive it onto the pins. */
 static void pio_pindirs(unsigned pio, unsigned sm, uint32_t mask, unsigned count)
 {
+    uint32_t enabled = *pio_reg(pio, PIO_CTRL) & PIO_CTRL_SM_ENABLE(sm);
+    *pio_reg(pio, PIO_CTRL) &= ~PIO_CTRL_SM_ENABLE(sm);
     pio_put(pio, sm, mask);
     pio_exec(pio, sm, PIO_INSTR_PULL_BLOCK);
     pio_exec(pio, sm, PIO_INSTR_OUT_PINDIRS(count));
+    *pio_reg(pio, PIO_CTRL) |= enabled;
 }
 
 static void gpio_function(uint32_t mask, uint32_t function)
