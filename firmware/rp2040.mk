@@ -1,8 +1,11 @@
 # The RP2040 image: platform (src/platform), protocol core and cartridge logic (core.mk), bus engines
-# (src/bus), our boot2 sealed with its CRC, linked by link.ld, written as UF2 by hilbridge.firmware.
+# (src/bus, bus.mk), our boot2 sealed with its CRC, linked by link.ld, written as UF2 by hilbridge.firmware.
 # Needs arm-none-eabi-gcc (Debian: gcc-arm-none-eabi) and python3 with this checkout importable.
 ifndef CORE_SOURCES
 include $(dir $(lastword $(MAKEFILE_LIST)))core.mk
+endif
+ifndef BUS_GENERATED
+include $(FIRMWARE_DIR)/bus.mk
 endif
 
 CROSS ?= arm-none-eabi-
@@ -22,8 +25,7 @@ ARM_LDFLAGS := $(ARCH) -nostdlib -Wl,--gc-sections -Wl,-Map=$(ARM_TARGET).map
 
 ARM_SOURCES := $(wildcard $(FIRMWARE_DIR)/src/platform/*.c $(FIRMWARE_DIR)/src/bus/*.c) $(CORE_SOURCES)
 ARM_OBJECTS := $(addprefix $(ARM_DIR)/,$(notdir $(ARM_SOURCES:.c=.o))) $(ARM_DIR)/boot2_sealed.o
-ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_DIR)/pins_gen.h $(GEN_DIR)/bus_timing_gen.h $(GEN_DIR)/pio_gen.h $(GEN_FILES) \
-	$(ARM_EXTRA_GENERATED)
+ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_FILES) $(ARM_EXTRA_GENERATED)
 vpath %.c $(sort $(dir $(ARM_SOURCES)))
 
 .PHONY: rp2040
@@ -62,20 +64,6 @@ $(GEN_DIR)/usb_descriptors.h: $(FIRMWARE_DIR)/usb/descriptors.json \
 $(GEN_DIR)/firmware_build.h: $(PROJECT_ROOT)/hilbridge/__init__.py $(PROJECT_ROOT)/hilbridge/firmware/version.py
 	@mkdir -p $(dir $@)
 	$(HOST_PY) -m hilbridge.firmware.version $@
-
-$(GEN_DIR)/pins_gen.h: $(FIRMWARE_DIR)/board/pins.tsv $(FIRMWARE_DIR)/tools/gen_pins.py
-	@mkdir -p $(dir $@)
-	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_pins.py header $@
-
-$(GEN_DIR)/bus_timing_gen.h: $(FIRMWARE_DIR)/board/bus_timing.tsv $(FIRMWARE_DIR)/tools/gen_timing.py
-	@mkdir -p $(dir $@)
-	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_timing.py $@
-
-# The PIO programs, assembled by adafruit_pioasm (pip install --no-deps adafruit-circuitpython-pioasm).
-$(GEN_DIR)/pio_gen.h: $(wildcard $(FIRMWARE_DIR)/pio/*.pio) $(FIRMWARE_DIR)/pio/engines.tsv \
-		$(FIRMWARE_DIR)/board/pins.tsv $(FIRMWARE_DIR)/tools/gen_pio.py
-	@mkdir -p $(dir $@)
-	$(PYTHON) $(FIRMWARE_DIR)/tools/gen_pio.py $@
 
 $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 	@mkdir -p $(dir $@)

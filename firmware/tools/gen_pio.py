@@ -20,8 +20,9 @@ FIRMWARE = Path(__file__).resolve().parent.parent
 PIO_DIR = FIRMWARE / "pio"
 ENGINES_TSV = PIO_DIR / "engines.tsv"
 PROGRAMS = ("serve", "serve_movx", "serve_rally", "rally_latch", "sniff", "dump")
-# programs loaded in place of another (never needed together): o2_rally has no MOVX data ROM
-REPLACES = {"serve_rally": "serve", "rally_latch": "serve_movx"}
+# programs loaded in place of another (never needed together): o2_rally has no MOVX data ROM, and
+# dumping isolates the console that sniffing listens to
+REPLACES = {"serve_rally": "serve", "rally_latch": "serve_movx", "dump": "sniff"}
 ENGINE_FIELDS = (
     "program", "pio", "sm", "in_base", "out_base", "out_count", "jmp_pin", "sideset", "in_shift",
     "autopush", "push_threshold", "out_shift", "autopull", "pull_threshold", "join",
@@ -216,14 +217,14 @@ def main(argv: list[str]) -> int:
         print("usage: gen_pio.py OUT.h", file=sys.stderr)
         return 2
     try:
-        programs = [assemble(name) for name in PROGRAMS]
+        header = c_header([assemble(name) for name in PROGRAMS])
     except ImportError:
         print("gen_pio.py: pip install --no-deps adafruit-circuitpython-pioasm", file=sys.stderr)
         return 2
     except (ValueError, RuntimeError, SyntaxError) as error:
         print(f"gen_pio.py: {error}", file=sys.stderr)
         return 2
-    Path(argv[1]).write_text(c_header(programs), encoding="utf-8")
+    Path(argv[1]).write_text(header, encoding="utf-8")
     return 0
 
 

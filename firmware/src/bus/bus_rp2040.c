@@ -20,7 +20,6 @@
 #define STROBES_IDLE ((1u << PIN_PSEN_N) | (1u << PIN_WR_N))
 #define PIO_INSTR_PULL_BLOCK 0x80A0u
 #define PIO_INSTR_MOV_X_OSR 0xA027u
-#define PIO_INSTR_MOV_Y_OSR 0xA047u
 #define NO_CART_READS 16u
 
 /* Serve tables (16 KB aligned: the serve engine ORs the index into base << bits), the o2_rally
@@ -147,6 +146,7 @@ static void sio_drive(unsigned pin, bool level)
 /* ---- modes: the console side connected (serve, sniff) or isolated (dump) ---- */
 
 static void serve_stop(void);
+static void board_capture_stop(void *context);
 
 static void enter_idle(void)
 {
@@ -171,6 +171,10 @@ static void enter_dump(void)
     }
     sio_drive(PIN_DOUT_OE_N, true);
     sio_drive(PIN_DUMP, true); /* U8-U11 off first, then the RP2040 may drive */
+    if (bus.capturing) {
+        board_capture_stop(0);
+    }
+    pio_load(PIO_DUMP_PIO, pio_dump_program, PIO_DUMP_LENGTH, PIO_DUMP_OFFSET); /* in the sniff's place */
     pio_configure(PIO_DUMP_PIO, PIO_DUMP_SM, PIO_DUMP_EXECCTRL, PIO_DUMP_SHIFTCTRL, PIO_DUMP_PINCTRL,
                   PIO_DUMP_OFFSET);
     gpio_function(BUS_PINS_SLOT_MASK, PIO_DUMP_PIO ? GPIO_FUNC_PIO1 : GPIO_FUNC_PIO0);
@@ -188,13 +192,19 @@ static uint32_t port_bits(uint8_t p1)
     return (uint32_t)(p1 & 1u) << PIN_P10 | (uint32_t)(p1 >> 1 & 1u) << PIN_P11 | (uint32_t)(p1 >> 4 & 1u) << PIN_P14;
 }
 
-/* One access through the dump program: lines with the strobes idle, then with `strobe` active. */
+/* One access through the dump program: the lines with the strobes idle, with one strobe active, and
+ * idle again with the lines held. */
 static uint8_t dump_access(uint32_t lines, uint32_t strobe_active_bits, uint32_t strobe_clear_bits)
 {
     uint32_t idle = lines | STROBES_IDLE;
     pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, idle);
     pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, (idle & ~strobe_clear_bits) | strobe_active_bits);
-    return (uint8_t)(pio_get(PIO_DUMP_PIO, PIO_DUMP_SM) >> PIN_D0);
+    pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, idle);
+    uint8_t value = (uint8_t)(pio_get(PIO_DUMP_PIO, PIO_DUMP_SM) >> PIN_D0);
+    while (*pio_reg(PIO_DUMP_PIO, PIO_SM_ADDR(PIO_DUMP_SM)) != PIO_DUMP_OFFSET ||
+           !(*pio_reg(PIO_DUMP_PIO, PIO_FSTAT) & (1u << (24u + PIO_DUMP_SM)))) {
+    } /* the release word is out: the caller may turn the data pins around */
+    return value;
 }
 
 static void board_set_ports(void *context, uint8_t p1, uint8_t p2)
@@ -232,9 +242,14 @@ static void board_cart_write(void *context, uint8_t p1, uint8_t p2, uint8_t addr
     pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u);
 }
 
-/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. */
+/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. Probing
+ * isolates the console for about 20 us, so it is not done under a running capture or serve engine
+ * (the answer is then "present": the console is running something). */
 static bool board_cart_present(void *context)
 {
+    if (bus.capturing || bus.serving) {
+        return true;
+    }
     uint8_t bytes[NO_CART_READS];
     board_cart_read(context, 0xFFu, 0xFFu, HB_STROBE_PSEN, HB_PROGRAM_START, NO_CART_READS, bytes);
     for (unsigned i = 0; i < NO_CART_READS; i++) {
@@ -368,6 +383,9 @@ static bool board_capture_start(void *context, uint8_t what)
     (void)context;
     (void)what; /* the core filters by kind */
     enter_idle();
+    if (bus.capturing) {
+        board_capture_stop(0);
+    }
     sniff_sink sink = {bus.core, sniff_access};
     sniff_decoder_init(&bus.decoder, &sink, BUS_NTSC_CYCLE_Q8);
     pio_load(PIO_SNIFF_PIO, pio_sniff_program, PIO_SNIFF_LENGTH, PIO_SNIFF_OFFSET);
@@ -449,7 +467,6 @@ void bus_board_start(adapter_core *core)
             *reg(PADS_GPIO(pin)) = PADS_IE | PADS_SCHMITT | PADS_DRIVE_4MA;
         }
     }
-    pio_load(PIO_DUMP_PIO, pio_dump_program, PIO_DUMP_LENGTH, PIO_DUMP_OFFSET);
     bus.mode = MODE_IDLE;
     enter_idle();
 }
