@@ -11,7 +11,7 @@ import subprocess
 import zlib
 
 import pytest
-from conftest import firmware_host_build, write_bus_trace
+from conftest import PROJECT_ROOT, firmware_host_build, require_tool, write_bus_trace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -373,3 +373,15 @@ def test_fuzzed_frames_get_only_error_replies_and_the_next_hello_is_answered(dem
             assert reply.type == ERROR_TYPE and reply.payload[0] == ERROR_CODES[want], (index, want, reply)
     hello = replies[-1]
     assert (hello.type, hello.seq) == (MESSAGES["HELLO"].reply_type, 77)
+
+
+@pytest.mark.slow
+def test_core_builds_for_the_rp2040_without_a_c_library():
+    require_tool("arm-none-eabi-gcc")
+    firmware_host_build()  # generates protocol_gen.*
+    result = subprocess.run(
+        ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "freestanding-check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
