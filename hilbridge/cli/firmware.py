@@ -21,9 +21,14 @@ def firmware() -> None:
 
 @firmware.command()
 @click.option("-j", "--jobs", default=1, show_default=True, help="Parallel make jobs.")
-def build(jobs: int) -> None:
+@click.option(
+    "--build-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to build (default firmware/build).",
+)
+def build(jobs: int, build_dir: Path | None) -> None:
     """Build firmware/build/hilbridge-adapter.elf, .bin and .uf2 (needs arm-none-eabi-gcc)."""
-    result = build_firmware(jobs=jobs)
+    result = build_firmware(jobs=jobs, build_dir=build_dir)
     for path in (result.elf, result.bin, result.uf2):
         click.echo(f"{path}  {path.stat().st_size} bytes")
 

@@ -40,16 +40,18 @@ def default_uf2() -> Path:
     return firmware_dir() / "build" / f"{TARGET_NAME}.uf2"
 
 
-def build(directory: Path | None = None, jobs: int = 1) -> BuildResult:
-    """Build ELF, BIN and UF2; HilbridgeError with make's last lines when it fails."""
+def build(directory: Path | None = None, jobs: int = 1, build_dir: Path | None = None) -> BuildResult:
+    """Build ELF, BIN and UF2 (into `build_dir`, default firmware/build); HilbridgeError with make's
+    last lines when it fails."""
     directory = directory or firmware_dir()
+    out_dir = (build_dir or directory / "build").resolve()
     if shutil.which(COMPILER) is None:
         raise HilbridgeError(
             f"{COMPILER} is not installed",
             hint="apt-get install --no-install-recommends gcc-arm-none-eabi",
         )
     result = subprocess.run(
-        ["make", "-C", str(directory), f"-j{jobs}", f"PYTHON={sys.executable}"],
+        ["make", "-C", str(directory), f"-j{jobs}", f"PYTHON={sys.executable}", f"BUILD_DIR={out_dir}"],
         capture_output=True,
         text=True,
         check=False,
@@ -57,5 +59,5 @@ def build(directory: Path | None = None, jobs: int = 1) -> BuildResult:
     if result.returncode:
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
         raise HilbridgeError(f"the firmware build failed:\n{tail}")
-    out = directory / "build" / TARGET_NAME
+    out = out_dir / TARGET_NAME
     return BuildResult(out.with_suffix(".elf"), out.with_suffix(".bin"), out.with_suffix(".uf2"))

@@ -9,7 +9,7 @@ import time
 
 import pytest
 from conftest import write_bus_trace
-from firmware_loop import built_uf2, cart_table, served_firmware
+from firmware_loop import EMULATED_LINK, built_uf2, cart_table, served_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.protocol import CAPTURE_KINDS
@@ -46,7 +46,7 @@ def expected_records(trace: bytes) -> list[tuple[str, int, int]]:
 
 
 def capture(url: str, timeout: float = 240.0) -> tuple[list, list, dict]:
-    with Adapter(SerialTransport(url)) as adapter:
+    with Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
         adapter.capture_start(("FETCH", "MOVX_WRITE"))
         events: list = []
         started = last = time.monotonic()

@@ -129,3 +129,21 @@ def test_a_drive_found_through_the_mount_table(tmp_path, monkeypatch):
     monkeypatch.setattr(flash_module, "MOUNT_ROOTS", ())
     monkeypatch.setattr(flash_module, "MOUNT_TABLE", table)
     assert flash_module.find_drive() == target
+
+
+@pytest.mark.slow
+def test_build_writes_a_valid_uf2_whose_boot2_and_vectors_are_in_place(tmp_path):
+    from conftest import require_tool
+
+    from hilbridge.firmware.uf2 import read_uf2
+
+    require_tool("arm-none-eabi-gcc")
+    pytest.importorskip("adafruit_pioasm")
+    result = run("build", "--build-dir", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    uf2 = tmp_path / "out" / "hilbridge-adapter.uf2"
+    assert f"{uf2}  " in result.output
+    image = read_uf2(uf2.read_bytes()).image  # family, blocks and boot2 CRC checked
+    stack, reset = int.from_bytes(image[0x100:0x104], "little"), int.from_bytes(image[0x104:0x108], "little")
+    assert stack == 0x20040000 and 0x10000100 < reset < 0x10000000 + len(image) and reset & 1
+    assert image == (tmp_path / "out" / "hilbridge-adapter.bin").read_bytes().ljust(len(image), b"\0")

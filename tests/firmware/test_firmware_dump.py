@@ -4,7 +4,7 @@ verification over USB CDC, the firmware's SIO dump engine, and the harness playi
 from __future__ import annotations
 
 import pytest
-from firmware_loop import built_uf2, cart_table, served_firmware
+from firmware_loop import EMULATED_LINK, built_uf2, cart_table, served_firmware
 
 from hilbridge.dumper.dump import dump_cartridge
 from hilbridge.link.adapter import Adapter
@@ -28,7 +28,7 @@ def test_every_mapper_is_detected_and_dumped_exactly(tmp_path, mapper, size):
     table = cart_table(image, mapper, tmp_path)
     with (
         served_firmware("--cart-table", str(table), uf2=built_uf2()) as url,
-        Adapter(SerialTransport(url)) as adapter,
+        Adapter(SerialTransport(url), **EMULATED_LINK) as adapter,
     ):
         result = dump_cartridge(adapter, tmp_path / "out.bin")
     assert (result.detection.mapper, len(result.image)) == (mapper, size)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from firmware_loop import FLASH_SERIAL, boot_check, built_uf2, served_firmware
+from firmware_loop import EMULATED_LINK, FLASH_SERIAL, boot_check, built_uf2, served_firmware
 
 from hilbridge import __version__
 from hilbridge.firmware.uf2 import read_uf2, write_uf2
@@ -30,7 +30,7 @@ def test_a_uf2_with_a_corrupted_boot2_crc_does_not_boot(tmp_path):
 
 
 def test_hello_is_answered_over_emulated_usb_cdc():
-    with served_firmware() as url, Adapter(SerialTransport(url)) as adapter:
+    with served_firmware() as url, Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
         assert adapter.info.protocol == PROTOCOL_VERSION
         assert adapter.info.firmware == __version__
         assert adapter.info.max_payload >= 4096

@@ -19,7 +19,7 @@ import zlib
 
 import pytest
 from conftest import served_firmware_host, served_simulator, write_bus_trace
-from firmware_loop import FLASH_SERIAL, demo_cart_table, served_firmware
+from firmware_loop import EMULATED_LINK, FLASH_SERIAL, demo_cart_table, served_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
@@ -84,7 +84,7 @@ def adapter(request, tmp_path_factory):
             transport = SerialTransport(url)
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
-        device = Adapter(transport)
+        device = Adapter(transport, **(EMULATED_LINK if request.param == "firmware" else {}))
         yield device
         device.close()
 
