@@ -206,6 +206,17 @@ class Console {
     ];
   }
   afterInstruction(cycles) {
+    // The console side is cut off while the firmware dumps (DUMP high; the dump engine may even run
+    // in the sniff's state machine): the console neither starts nor drives anything then.
+    const dump = this.mcu.gpio[this.pins.DUMP];
+    if (dump.outputEnable && dump.outputValue) {
+      this.wasSniffing = this.wasServing = true;
+      if (this.playing) {
+        this.playing = false;
+        this.report();
+      }
+      return;
+    }
     const sniffing = this.sniff.enabled;
     const serving = this.serve.enabled;
     const started = (sniffing && !this.wasSniffing) || (serving && !this.wasServing);
