@@ -28,3 +28,24 @@ $(HOST_SANITIZED): $(HOST_SOURCES) $(CORE_HEADERS) | $(GEN_FILES)
 $(HOST_TEST): $(TEST_SOURCES) $(CORE_HEADERS) $(GEN_DIR)/protocol_codec_gen.h | $(GEN_FILES)
 	@mkdir -p $(HOST_DIR)
 	$(HOST_CC) $(HOST_CFLAGS) $(CORE_INCLUDES) -o $@ $(TEST_SOURCES)
+
+# The core must build for the RP2040 with nothing but the compiler's own freestanding headers (no C
+# library is installed with gcc-arm-none-eabi --no-install-recommends), and link with only libgcc:
+# compiled so and linked without start-up code, which would report any symbol the core lacks.
+ARM_CC ?= arm-none-eabi-gcc
+FREESTANDING_DIR := $(BUILD_DIR)/freestanding
+FREESTANDING_FLAGS := -mcpu=cortex-m0plus -mthumb -std=c11 -Os -Wall -Wextra -Werror -pedantic -ffreestanding \
+	-nostdinc -isystem $(shell $(ARM_CC) -print-file-name=include 2>/dev/null)
+
+FREESTANDING_OBJECTS := $(addprefix $(FREESTANDING_DIR)/,$(notdir $(CORE_SOURCES:.c=.o)))
+vpath %.c $(sort $(dir $(CORE_SOURCES)))
+
+.PHONY: freestanding-check
+freestanding-check: $(FREESTANDING_DIR)/core.elf
+
+$(FREESTANDING_DIR)/core.elf: $(FREESTANDING_OBJECTS)
+	$(ARM_CC) -mcpu=cortex-m0plus -mthumb -nostdlib -Wl,--entry=0 -o $@ $^ -lgcc
+
+$(FREESTANDING_DIR)/%.o: %.c $(CORE_HEADERS) | $(GEN_FILES)
+	@mkdir -p $(FREESTANDING_DIR)
+	$(ARM_CC) $(FREESTANDING_FLAGS) $(CORE_INCLUDES) -c $< -o $@

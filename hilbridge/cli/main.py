@@ -31,6 +31,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.screen", "screen"),
     ("hilbridge.cli.bridge", "bridge"),
     ("hilbridge.cli.capture", "capture"),
+    ("hilbridge.cli.firmware", "firmware"),
 )
 
 

@@ -10,10 +10,12 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from hilbridge.firmware.version import FirmwareOutdated, outdated_warning
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.errors import DeviceNotFound, LinkTimeout
 from hilbridge.link.transport import InProcessTransport, SerialTransport, Transport
@@ -73,7 +75,7 @@ def open_adapter(device: str | None, **link_options: Any) -> Adapter:
     """Open `device` and shake hands with it; a HilbridgeError explains any failure."""
     transport = open_transport(device)
     try:
-        return Adapter(transport, **link_options)
+        adapter = Adapter(transport, **link_options)
     except LinkTimeout as error:
         transport.close()
         faults = _simulated_faults(device or DEFAULT_DEVICE)
@@ -86,6 +88,10 @@ def open_adapter(device: str | None, **link_options: Any) -> Adapter:
     except BaseException:
         transport.close()
         raise
+    warning = outdated_warning(adapter.info.firmware)
+    if warning:
+        warnings.warn(f"{adapter.name}: {warning}", FirmwareOutdated, stacklevel=2)
+    return adapter
 
 
 def _simulated_faults(device: str) -> str | None:

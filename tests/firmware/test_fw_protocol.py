@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import zlib
+from pathlib import Path
 
 import pytest
 from cobs import cobs
+from conftest import PROJECT_ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -253,3 +258,32 @@ def test_every_message_packs_and_unpacks_as_the_python_side(core_test, message, 
             assert answer.startswith("OK ")
         else:
             assert answer == expected
+
+
+GENERATOR_INPUTS = [
+    "hilbridge/link/messages.tsv",
+    "hilbridge/link/codes.tsv",
+    "hilbridge/link/protocol.py",
+    "hilbridge/machine/cartridge_types.tsv",
+    "hilbridge/machine/cartridge.py",
+    "hilbridge/__init__.py",
+]
+
+
+def _generate(root: Path, out: Path) -> subprocess.CompletedProcess:
+    script = PROJECT_ROOT / "firmware" / "tools" / "gen_protocol.py"
+    return subprocess.run([sys.executable, str(script), str(root), str(out)], capture_output=True, text=True)
+
+
+def test_generator_refuses_a_table_it_cannot_generate_from(tmp_path):
+    for name in GENERATOR_INPUTS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT_ROOT / name, tmp_path / name)
+    assert _generate(tmp_path, tmp_path / "ok").returncode == 0
+    messages = tmp_path / "hilbridge/link/messages.tsv"
+    messages.write_text(messages.read_text().replace("host_protocol:H", "host_protocol:Q"))
+    result = _generate(tmp_path, tmp_path / "bad")
+    assert (
+        result.returncode == 1 and "messages.tsv: HELLO: bad field format 'host_protocol:Q'" in result.stderr
+    )
+    assert not (tmp_path / "bad").exists()

@@ -187,3 +187,65 @@ def test_docs_quote_the_sample_points() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "hardware.md").read_text(encoding="utf-8")
     for name in ("SNIFF_SAMPLE_FETCH_WRITE", "SNIFF_SAMPLE_READ"):
         assert f"{header_constant(name)} PIO cycles" in text
+
+
+def synthetic_events(
+    accesses: list[SlotAccess], cycle_pio: float, jitter_seed: int = 5
+) -> list[tuple[int, int]]:
+    """Events as sniff.pio would push them for `accesses` on a console whose machine cycle is
+    `cycle_pio` PIO cycles: the timing model test_event_timing_model_matches_the_program checks
+    against the real program, run forwards (ticks from the sample times)."""
+    import random
+
+    rng = random.Random(jitter_seed)
+    layout = Layout.load("pal")
+    pin = layout.pins
+    fetch_write, read = header_constant("SNIFF_SAMPLE_FETCH_WRITE"), header_constant("SNIFF_SAMPLE_READ")
+    seen_read = header_constant("SNIFF_SEEN_READ")
+    overhead = 0
+    events = []
+    for access in accesses:
+        path, seen = (read, seen_read) if access.kind == READ else (fetch_write, 0)
+        edge = 1000 + access.cycle * cycle_pio + 6 * cycle_pio / 15
+        sample = edge + rng.randrange(8) - seen + path
+        ticks = int((sample - overhead - path) // 8)
+        overhead += path + 3
+        strobe = {FETCH: 1 << pin["PSEN_N"], WRITE: 1 << pin["WR_N"], READ: 0}[access.kind]
+        idle = (1 << pin["PSEN_N"] | 1 << pin["WR_N"]) & ~strobe | (
+            1 << pin["E"] if access.kind == READ else 0
+        )
+        pins = idle | layout.address_bits(access) | access.value << pin["D0"]
+        events.append(((0xFFFFFFFF - ticks) & 0xFFFFFFFF, pins))
+    return events
+
+
+@pytest.mark.parametrize("ppm", [0, 150])
+def test_decoder_finds_pal_and_the_console_clock_from_the_vsync_hook(
+    decoder_library: ctypes.CDLL, ppm: int
+) -> None:
+    """A PAL console whose crystal is `ppm` fast, decoded from the NTSC default: after two 0406h
+    fetches the region is known, after 16 more frames the cycle length; from then on every stamp is
+    exact even across gaps of thousands of cycles (BIOS waits leave the slot silent)."""
+    frame = 7929 + 1 / 3
+    accesses = []
+    for number in range(24):
+        start = round(number * frame)
+        accesses.append(SlotAccess(start, FETCH, 0x406, 0x44, 0x13))
+        accesses.append(SlotAccess(start + 1, FETCH, 0x407, 0x00, 0x13))
+        accesses.append(SlotAccess(start + 3, WRITE, 0x0A0, 0x55, 0x03))
+        accesses.append(SlotAccess(start + 7200, FETCH, 0x500, 0x12, 0x13))  # after a long silence
+    cycle_pal = tool("gen_timing").load_timing().cycle_pio("pal") / (1 + ppm * 1e-6)
+    got = decode(decoder_library, synthetic_events(accesses, cycle_pal), _cycle_q8("ntsc"))
+    want = expected(accesses)
+    assert len(got) == len(want)
+    assert [g[1:] for g in got] == [w[1:] for w in want]
+    per_frame = 3  # 0406h, the write, 0500h (0407h is sequential)
+    calibrated = per_frame * 18  # two frames for the region, sixteen more for the length
+    assert len(got) > calibrated
+    assert [g[0] - got[calibrated][0] for g in got[calibrated:]] == [
+        w[0] - want[calibrated][0] for w in want[calibrated:]
+    ]
+    if ppm:  # the nominal PAL length alone is not good enough over 7200 cycles at 150 ppm
+        nominal = decode(decoder_library, synthetic_events(accesses, cycle_pal), _cycle_q8("pal"))
+        early = slice(0, per_frame * 16)
+        assert [g[0] for g in nominal[early]] != [w[0] - want[0][0] for w in want[early]]

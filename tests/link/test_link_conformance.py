@@ -3,19 +3,23 @@
 Transports: in-process; pyserial `socket://` to `hilbridge sim serve --port 0` in another process;
 pyserial `rfc2217://` to `hilbridge sim serve --port 0 --rfc2217` (Telnet COM port control, every 0xFF
 escaped) in another process; a pty served by `hilbridge sim serve --pty` in another process, opened
-through pyserial; and pyusb through the simulated backend. The same suite runs against a second device,
-`fw-host`: the firmware's C protocol core built for the PC (`make -C firmware host`) on a pty, holding
-the demo cartridge and playing the reference emulator's bus trace into captures. Expected cartridge
+through pyserial; pyusb through the simulated backend. The same suite runs against the firmware:
+`fw-host`, its C protocol core built for the PC (`make -C firmware host`) on a pty, holding the demo
+cartridge and playing the reference emulator's bus trace into captures; and `firmware`, the RP2040
+image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`).
+Expected cartridge
 bytes come from the cartridge model, not from the link.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 import zlib
 
 import pytest
 from conftest import served_firmware_host, served_simulator, write_bus_trace
+from firmware_loop import EMULATED_LINK, FLASH_SERIAL, demo_cart_table, served_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
@@ -32,8 +36,22 @@ from hilbridge.sim import build_device
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.usb_backend import SimulatedUsbBackend
 
-TRANSPORTS = ("in-process", "socket", "rfc2217", "pty", "usb", "fw-host")
-IDENTITY = {"fw-host": ("FWHOST-0001", "hilbridge firmware core")}  # serial, FIRMWARE_INFO text
+TRANSPORTS = (
+    "in-process",
+    "socket",
+    "rfc2217",
+    "pty",
+    "usb",
+    "fw-host",
+    pytest.param("firmware", marks=pytest.mark.slow),
+)
+# What a device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO text,
+# capabilities.
+ALL_CAPABILITIES = {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"}
+IDENTITY = {
+    "fw-host": ("FWHOST-0001", "hilbridge firmware core", ALL_CAPABILITIES),
+    "firmware": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
+}
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
 )
@@ -58,9 +76,15 @@ def adapter(request, tmp_path_factory):
             url = served.enter_context(served_simulator("--port", "0", "--rfc2217"))
             assert url.startswith("rfc2217://")
             transport = SerialTransport(url)
+        elif request.param == "firmware":
+            folder = tmp_path_factory.mktemp("firmware")
+            trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
+            console = ("--console", str(trace), "--console-slowdown", "8")
+            url = served.enter_context(served_firmware("--cart-table", str(demo_cart_table()), *console))
+            transport = SerialTransport(url)
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
-        device = Adapter(transport)
+        device = Adapter(transport, **(EMULATED_LINK if request.param == "firmware" else {}))
         yield device
         device.close()
 
@@ -71,9 +95,11 @@ def demo():
 
 
 def test_hello_reports_version_capabilities_and_serial(adapter, request):
-    serial, build = IDENTITY.get(request.node.callspec.params["adapter"], ("SIM-0001", "simulated adapter"))
+    serial, build, capabilities = IDENTITY.get(
+        request.node.callspec.params["adapter"], ("SIM-0001", "simulated adapter", ALL_CAPABILITIES)
+    )
     assert adapter.info.protocol == PROTOCOL_VERSION
-    assert {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"} <= adapter.info.capabilities
+    assert capabilities <= adapter.info.capabilities
     assert adapter.info.serial == serial
     assert build in adapter.firmware_info()
 
@@ -183,7 +209,8 @@ def test_latch_write_switches_banks_only_on_a_latch_cartridge(adapter, demo):
 def test_capture_streams_numbered_chunks_with_frame_sync(adapter):
     adapter.capture_start(("FETCH", "MOVX_WRITE"))
     events = []
-    for _ in range(40):
+    deadline = time.monotonic() + 120  # the emulated firmware's console runs far slower than sim's
+    while time.monotonic() < deadline:
         events += adapter.capture_events(0.05)
         if sum(1 for name, _ in events if name == "FRAME_SYNC") >= 2:
             break

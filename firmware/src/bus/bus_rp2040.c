@@ -20,7 +20,6 @@
 #define STROBES_IDLE ((1u << PIN_PSEN_N) | (1u << PIN_WR_N))
 #define PIO_INSTR_PULL_BLOCK 0x80A0u
 #define PIO_INSTR_MOV_X_OSR 0xA027u
-#define PIO_INSTR_MOV_Y_OSR 0xA047u
 #define NO_CART_READS 16u
 
 /* Serve tables (16 KB aligned: the serve engine ORs the index into base << bits), the o2_rally
@@ -115,12 +114,16 @@ static void pio_stop(unsigned pio, unsigned sm)
     *pio_reg(pio, PIO_CTRL) |= PIO_CTRL_SM_RESTART(sm);
 }
 
-/* Set a machine's pin directions (OUT range) to `mask` through its own OSR. */
+/* Set a machine's pin directions (OUT range) to `mask` through its own OSR. The machine is held
+ * meanwhile: running, it would take the word with its own `pull` and drive it onto the pins. */
 static void pio_pindirs(unsigned pio, unsigned sm, uint32_t mask, unsigned count)
 {
+    uint32_t enabled = *pio_reg(pio, PIO_CTRL) & PIO_CTRL_SM_ENABLE(sm);
+    *pio_reg(pio, PIO_CTRL) &= ~PIO_CTRL_SM_ENABLE(sm);
     pio_put(pio, sm, mask);
     pio_exec(pio, sm, PIO_INSTR_PULL_BLOCK);
     pio_exec(pio, sm, PIO_INSTR_OUT_PINDIRS(count));
+    *pio_reg(pio, PIO_CTRL) |= enabled;
 }
 
 static void gpio_function(uint32_t mask, uint32_t function)
@@ -239,9 +242,14 @@ static void board_cart_write(void *context, uint8_t p1, uint8_t p2, uint8_t addr
     pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u);
 }
 
-/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. */
+/* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. Probing
+ * isolates the console for about 20 us, so it is not done under a running capture or serve engine
+ * (the answer is then "present": the console is running something). */
 static bool board_cart_present(void *context)
 {
+    if (bus.capturing || bus.serving) {
+        return true;
+    }
     uint8_t bytes[NO_CART_READS];
     board_cart_read(context, 0xFFu, 0xFFu, HB_STROBE_PSEN, HB_PROGRAM_START, NO_CART_READS, bytes);
     for (unsigned i = 0; i < NO_CART_READS; i++) {

@@ -23,16 +23,28 @@
 enum { SNIFF_FETCH = 0, SNIFF_MOVX_READ = 1, SNIFF_MOVX_WRITE = 2 };
 
 /* PIO cycles from the start of the polling pass that sees a strobe to the `in pins` sample, per
- * program path of firmware/pio/sniff.pio (tests/firmware/test_pio_sniff.py measures them). */
+ * program path of firmware/pio/sniff.pio (tests/firmware/test_pio_sniff.py measures them). An
+ * emulator whose PIO skips delay cycles (rp2040js) needs other values: each can be given with -D. */
+#ifndef SNIFF_SAMPLE_FETCH_WRITE
 #define SNIFF_SAMPLE_FETCH_WRITE 86u
+#endif
+#ifndef SNIFF_SAMPLE_READ
 #define SNIFF_SAMPLE_READ 122u
+#endif
 /* Cycle of the polling pass in which a strobe is tested: /PSEN and /WR by the pass's first
  * instruction, pin E by `jmp pin` four cycles later. */
+#ifndef SNIFF_SEEN_FETCH_WRITE
 #define SNIFF_SEEN_FETCH_WRITE 0u
+#endif
+#ifndef SNIFF_SEEN_READ
 #define SNIFF_SEEN_READ 4u
+#endif
+#ifndef SNIFF_CYCLES_PER_TICK
 #define SNIFF_CYCLES_PER_TICK 8u
+#endif
+#ifndef SNIFF_EVENT_EXTRA
 #define SNIFF_EVENT_EXTRA 3u /* `in`, `push` and the longer last pass of the wait loop */
-#define SNIFF_DETECT_LATENCY 6u /* input synchroniser (2) + half a polling pass (4) */
+#endif
 
 #define SNIFF_RESET_ADDRESS 0x400u
 #define SNIFF_VSYNC_HOOK 0x406u

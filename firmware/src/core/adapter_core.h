@@ -107,7 +107,7 @@ typedef struct adapter_core {
     const adapter_ops *ops;
     core_counters counters;
 
-    /* Receiving: COBS decoded in place, CRC-32 accumulated as bytes arrive. */
+    /* Receiving: COBS decoded as bytes arrive, the CRC checked at the delimiter. */
     uint8_t rx[CORE_MAX_FRAME];
     frame_decoder decoder;
 

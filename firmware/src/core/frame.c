@@ -15,7 +15,6 @@ void frame_decoder_init(frame_decoder *decoder, uint8_t *buffer, size_t capacity
 void frame_decoder_reset(frame_decoder *decoder)
 {
     decoder->length = 0;
-    decoder->crc = 0;
     decoder->block_left = 0;
     decoder->zero_due = false;
     decoder->started = false;
@@ -29,9 +28,6 @@ static void store(frame_decoder *decoder, uint8_t byte)
         return;
     }
     decoder->buffer[decoder->length++] = byte;
-    /* CRC each byte once it can no longer belong to the trailing CRC: all but the last four. */
-    if (decoder->length > HB_CRC_SIZE)
-        decoder->crc = crc32_update(decoder->crc, decoder->buffer + decoder->length - HB_CRC_SIZE - 1u, 1);
 }
 
 static int finish(frame_decoder *decoder)
@@ -41,9 +37,8 @@ static int finish(frame_decoder *decoder)
     else if (decoder->broken || decoder->block_left != 0) result = FRAME_BAD;
     else if (decoder->length < HB_HEADER_SIZE + HB_CRC_SIZE) result = FRAME_BAD;
     else {
-        /* The CRC over a frame followed by its own CRC is a constant. */
-        uint32_t crc = crc32_update(decoder->crc, decoder->buffer + decoder->length - HB_CRC_SIZE, HB_CRC_SIZE);
-        result = crc == HB_CRC_RESIDUE ? FRAME_READY : FRAME_BAD;
+        /* The CRC over a frame followed by its own CRC is a constant: one pass, no comparison. */
+        result = crc32_update(0, decoder->buffer, decoder->length) == HB_CRC_RESIDUE ? FRAME_READY : FRAME_BAD;
     }
     size_t length = decoder->length;
     frame_decoder_reset(decoder);

@@ -18,7 +18,6 @@ typedef struct frame_decoder {
     uint8_t *buffer;
     size_t capacity;
     size_t length;     /* decoded bytes so far */
-    uint32_t crc;      /* running CRC-32 of the decoded bytes */
     uint8_t block_left;
     bool zero_due;
     bool started;

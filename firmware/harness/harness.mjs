@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// Firmware in the loop: the built UF2 booted through the real RP2040 boot ROM in rp2040js, its USB
+// CDC link served on TCP, PIO state machines stepped in lock-step with the CPU, and (optionally) the
+// cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
+//
+//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0]
+//                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
+//                    [--boot-check CYCLES]
+//
+// It prints one JSON object per line on stdout: {"event": "listening", "url": ...} first, then
+// "booted" (the CPU reached the application's reset handler), "usb-connected", and with
+// --boot-check a final {"event": "boot-check", "booted": true|false} before it exits.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConsoleLogger, LogLevel, RP2040 } from 'rp2040js';
+import { prepareBoot } from './lib/boot.mjs';
+import { flashFromUf2 } from './lib/uf2.mjs';
+import { UsbBridge } from './lib/usb_bridge.mjs';
+
+const CYCLE_NANOS = 8; // 125 MHz
+const SLICE = 20000; // instructions between looks at the sockets
+const APP_START = 0x10000100;
+const APP_END = 0x10200000;
+
+const { values: options } = parseArgs({
+  options: {
+    uf2: { type: 'string' },
+    bootrom: { type: 'string' },
+    port: { type: 'string', default: '0' },
+    'cart-table': { type: 'string' },
+    console: { type: 'string' },
+    'console-slowdown': { type: 'string', default: '1' },
+    'boot-check': { type: 'string' },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+
+const events = {
+  emit(object) {
+    process.stdout.write(JSON.stringify(object) + '\n');
+  },
+};
+
+function fail(message) {
+  process.stderr.write(`harness: ${message}\n`);
+  process.exit(2);
+}
+
+if (!options.uf2 || !options.bootrom) fail('--uf2 and --bootrom are required');
+const mcu = new RP2040();
+mcu.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
+prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2))));
+
+// PIO: rp2040js runs it from its own timer (and steps disabled machines); we step it ourselves.
+for (const pio of mcu.pio) pio.run = () => {};
+
+let plugins = [];
+if (options['cart-table'] || options.console) {
+  const { attachBus } = await import('./lib/bus.mjs');
+  plugins = await attachBus(mcu, options, events);
+}
+
+const bridge = new UsbBridge(mcu, events);
+const { clock, core } = mcu;
+let booted = false;
+let cycles = 0;
+
+// One PIO cycle per CPU cycle for each enabled machine. rp2040js executes an instruction per step and
+// only counts its delay cycles; the machine sits out that debt here, so delays take their time.
+function stepPio(count) {
+  for (const pio of mcu.pio) {
+    if (pio.stopped) continue;
+    for (const machine of pio.machines) {
+      if (!machine.enabled) continue;
+      for (let i = 0; i < count; i++) {
+        if (machine.delayDebt > 0) {
+          machine.delayDebt--;
+          continue;
+        }
+        const before = machine.cycles;
+        machine.step();
+        machine.delayDebt = machine.cycles - before - 1;
+      }
+    }
+    pio.checkChangedPins();
+  }
+}
+
+function runSlice() {
+  bridge.deliver();
+  for (let i = 0; i < SLICE; i++) {
+    if (core.waiting) {
+      const nanos = clock.nanosToNextAlarm;
+      const step = nanos > 0 && nanos < 1e6 ? nanos : 1000;
+      clock.tick(step);
+      cycles += step / CYCLE_NANOS;
+      continue;
+    }
+    const spent = core.executeInstruction();
+    cycles += spent;
+    clock.tick(spent * CYCLE_NANOS);
+    stepPio(spent);
+    for (const plugin of plugins) plugin.afterInstruction(cycles);
+  }
+  if (!booted) {
+    const pc = core.PC >>> 0;
+    if (pc >= APP_START && pc < APP_END) {
+      booted = true;
+      events.emit({ event: 'booted', cycles });
+    }
+  }
+}
+
+if (options['boot-check']) {
+  const limit = Number(options['boot-check']);
+  while (cycles < limit && !booted) runSlice();
+  events.emit({ event: 'boot-check', booted, cycles });
+  process.exit(0);
+}
+
+const port = await bridge.listen(Number(options.port));
+events.emit({ event: 'listening', url: `socket://127.0.0.1:${port}` });
+
+// Run flat out while the host waits for something; once every request is answered and nothing has
+// moved for a while, give the machine back between slices (the firmware only polls then).
+const IDLE_MS = 200;
+let seenIn = 0;
+let seenOut = 0;
+let lastIn = 0;
+let lastOut = 0;
+function loop() {
+  runSlice();
+  const now = Date.now();
+  if (bridge.bytesIn !== seenIn) [seenIn, lastIn] = [bridge.bytesIn, now];
+  if (bridge.bytesOut !== seenOut) [seenOut, lastOut] = [bridge.bytesOut, now];
+  const answered = lastOut >= lastIn && !bridge.hostWaiting;
+  if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
+  else setImmediate(loop);
+}
+process.on('SIGTERM', () => process.exit(0));
+loop();

@@ -1,0 +1,72 @@
+# The RP2040 image: platform (src/platform), protocol core and cartridge logic (core.mk), bus engines
+# (src/bus, bus.mk), our boot2 sealed with its CRC, linked by link.ld, written as UF2 by hilbridge.firmware.
+# Needs arm-none-eabi-gcc (Debian: gcc-arm-none-eabi) and python3 with this checkout importable.
+ifndef CORE_SOURCES
+include $(dir $(lastword $(MAKEFILE_LIST)))core.mk
+endif
+ifndef BUS_GENERATED
+include $(FIRMWARE_DIR)/bus.mk
+endif
+
+CROSS ?= arm-none-eabi-
+ARM_CC := $(CROSS)gcc
+ARM_OBJCOPY := $(CROSS)objcopy
+ARM_SIZE := $(CROSS)size
+HOST_PY = PYTHONPATH=$(PROJECT_ROOT)$(if $(PYTHONPATH),:$(PYTHONPATH)) $(PYTHON)
+
+ARM_DIR := $(BUILD_DIR)/rp2040
+ARM_TARGET := $(BUILD_DIR)/hilbridge-adapter
+ARCH := -mcpu=cortex-m0plus -mthumb
+ARM_CFLAGS := $(ARCH) -std=c11 -Os -g -Wall -Wextra -Werror -ffreestanding -fno-tree-loop-distribute-patterns -ffunction-sections -fdata-sections \
+	-I$(FIRMWARE_DIR)/rp2040 -I$(FIRMWARE_DIR)/src/platform -I$(FIRMWARE_DIR)/src/bus $(CORE_INCLUDES) \
+	$(EXTRA_CFLAGS)
+ARM_ASFLAGS := $(ARCH) -I$(FIRMWARE_DIR)/rp2040
+ARM_LDFLAGS := $(ARCH) -nostdlib -Wl,--gc-sections -Wl,-Map=$(ARM_TARGET).map
+
+ARM_SOURCES := $(wildcard $(FIRMWARE_DIR)/src/platform/*.c $(FIRMWARE_DIR)/src/bus/*.c) $(CORE_SOURCES)
+ARM_OBJECTS := $(addprefix $(ARM_DIR)/,$(notdir $(ARM_SOURCES:.c=.o))) $(ARM_DIR)/boot2_sealed.o
+ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_FILES) $(ARM_EXTRA_GENERATED)
+vpath %.c $(sort $(dir $(ARM_SOURCES)))
+
+.PHONY: rp2040
+rp2040: $(ARM_TARGET).uf2
+	@$(ARM_SIZE) $(ARM_TARGET).elf
+
+$(ARM_TARGET).elf: $(ARM_OBJECTS) $(FIRMWARE_DIR)/link.ld
+	$(ARM_CC) $(ARM_LDFLAGS) -T $(FIRMWARE_DIR)/link.ld -o $@ $(ARM_OBJECTS) -lgcc
+
+$(ARM_TARGET).bin: $(ARM_TARGET).elf
+	$(ARM_OBJCOPY) -O binary $< $@
+
+$(ARM_TARGET).uf2: $(ARM_TARGET).bin
+	$(HOST_PY) -m hilbridge.firmware.mkuf2 $< $@
+
+# boot2 is assembled and linked on its own (it runs from SRAM), then sealed with its CRC-32.
+$(ARM_DIR)/boot2.elf: $(FIRMWARE_DIR)/boot2/boot2.S $(FIRMWARE_DIR)/boot2/boot2.ld $(FIRMWARE_DIR)/rp2040/regs.h
+	@mkdir -p $(dir $@)
+	$(ARM_CC) $(ARM_ASFLAGS) -nostdlib -T $(FIRMWARE_DIR)/boot2/boot2.ld -o $@ $<
+
+$(ARM_DIR)/boot2.bin: $(ARM_DIR)/boot2.elf
+	$(ARM_OBJCOPY) -O binary $< $@
+
+$(GEN_DIR)/boot2_sealed.S: $(ARM_DIR)/boot2.bin $(PROJECT_ROOT)/hilbridge/firmware/uf2.py
+	@mkdir -p $(dir $@)
+	$(HOST_PY) -m hilbridge.firmware.boot2 $< $@
+
+$(ARM_DIR)/boot2_sealed.o: $(GEN_DIR)/boot2_sealed.S
+	$(ARM_CC) $(ARM_ASFLAGS) -c -o $@ $<
+
+$(GEN_DIR)/usb_descriptors.h: $(FIRMWARE_DIR)/usb/descriptors.json \
+		$(PROJECT_ROOT)/hilbridge/firmware/usb_descriptors.py $(PROJECT_ROOT)/hilbridge/link/usb.py
+	@mkdir -p $(dir $@)
+	$(HOST_PY) -m hilbridge.firmware.usb_descriptors $< $@
+
+$(GEN_DIR)/firmware_build.h: $(PROJECT_ROOT)/hilbridge/__init__.py $(PROJECT_ROOT)/hilbridge/firmware/version.py
+	@mkdir -p $(dir $@)
+	$(HOST_PY) -m hilbridge.firmware.version $@
+
+$(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
+	@mkdir -p $(dir $@)
+	$(ARM_CC) $(ARM_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(ARM_OBJECTS:.o=.d)

@@ -1,0 +1,186 @@
+"""USB descriptors of the adapter, packed from `firmware/usb/descriptors.json` into a C header.
+
+VID:PID are taken from `hilbridge.link.usb`, so the firmware enumerates as what `hilbridge devices`
+looks for. Run by `firmware/Makefile`: `python -m hilbridge.firmware.usb_descriptors JSON OUT.h`.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.link import usb
+
+# Descriptor layouts (USB 2.0 chapter 9, CDC 1.2): type code, subtype (class-specific), fields.
+LAYOUTS: dict[str, tuple[int, int | None, tuple[tuple[str, str], ...]]] = {
+    "device": (
+        1,
+        None,
+        (
+            ("bcdUSB", "H"),
+            ("bDeviceClass", "B"),
+            ("bDeviceSubClass", "B"),
+            ("bDeviceProtocol", "B"),
+            ("bMaxPacketSize0", "B"),
+            ("idVendor", "H"),
+            ("idProduct", "H"),
+            ("bcdDevice", "H"),
+            ("iManufacturer", "B"),
+            ("iProduct", "B"),
+            ("iSerialNumber", "B"),
+            ("bNumConfigurations", "B"),
+        ),
+    ),
+    "configuration": (
+        2,
+        None,
+        (
+            ("wTotalLength", "H"),
+            ("bNumInterfaces", "B"),
+            ("bConfigurationValue", "B"),
+            ("iConfiguration", "B"),
+            ("bmAttributes", "B"),
+            ("bMaxPower", "B"),
+        ),
+    ),
+    "interface": (
+        4,
+        None,
+        (
+            ("bInterfaceNumber", "B"),
+            ("bAlternateSetting", "B"),
+            ("bNumEndpoints", "B"),
+            ("bInterfaceClass", "B"),
+            ("bInterfaceSubClass", "B"),
+            ("bInterfaceProtocol", "B"),
+            ("iInterface", "B"),
+        ),
+    ),
+    "endpoint": (
+        5,
+        None,
+        (("bEndpointAddress", "B"), ("bmAttributes", "B"), ("wMaxPacketSize", "H"), ("bInterval", "B")),
+    ),
+    "interface_association": (
+        11,
+        None,
+        (
+            ("bFirstInterface", "B"),
+            ("bInterfaceCount", "B"),
+            ("bFunctionClass", "B"),
+            ("bFunctionSubClass", "B"),
+            ("bFunctionProtocol", "B"),
+            ("iFunction", "B"),
+        ),
+    ),
+    "cdc_header": (0x24, 0x00, (("bcdCDC", "H"),)),
+    "cdc_call_management": (0x24, 0x01, (("bmCapabilities", "B"), ("bDataInterface", "B"))),
+    "cdc_acm": (0x24, 0x02, (("bmCapabilities", "B"),)),
+    "cdc_union": (0x24, 0x06, (("bControlInterface", "B"), ("bSubordinateInterface0", "B"))),
+}
+LANGUAGE_EN_US = 0x0409
+
+
+def pack(kind: str, fields: dict[str, Any]) -> bytes:
+    code, subtype, layout = LAYOUTS[kind]
+    body = b"".join(struct.pack("<" + fmt, fields[name]) for name, fmt in layout)
+    head = bytes([code]) if subtype is None else bytes([code, subtype])
+    return bytes([1 + len(head) + len(body)]) + head + body
+
+
+def string_descriptor(text: str) -> bytes:
+    encoded = text.encode("utf-16-le")
+    return bytes([2 + len(encoded), 3]) + encoded
+
+
+def build(spec: dict[str, Any]) -> dict[str, Any]:
+    """Packed descriptors: device, configuration (with computed totals), strings, endpoints."""
+    string_names = list(spec["strings"])  # string index i + 1
+    device = dict(spec["device"])
+    for key in ("idVendor", "idProduct"):
+        device[key] = getattr(usb, device[key])
+    for key in ("iManufacturer", "iProduct", "iSerialNumber"):
+        device[key] = string_names.index(device[key]) + 1
+    items = spec["configuration"]
+    endpoints: dict[str, tuple[int, int]] = {}
+    interfaces = 0
+    packed: list[bytes] = []
+    for position, item in enumerate(items):
+        fields = {key: value for key, value in item.items() if key not in ("type", "name")}
+        if item["type"] == "interface":
+            interfaces += 1
+            following = items[position + 1 :]
+            ends = next((i for i, other in enumerate(following) if other["type"] == "interface"), None)
+            fields["bNumEndpoints"] = sum(1 for other in following[:ends] if other["type"] == "endpoint")
+        if item["type"] == "endpoint":
+            endpoints[item["name"]] = (item["bEndpointAddress"], item["wMaxPacketSize"])
+        packed.append(fields)  # type: ignore[arg-type]
+    body = [pack(item["type"], fields) for item, fields in zip(items[1:], packed[1:], strict=True)]
+    total = 9 + sum(len(part) for part in body)
+    head = pack("configuration", {**packed[0], "wTotalLength": total, "bNumInterfaces": interfaces})
+    strings = {name: text for name, text in spec["strings"].items()}
+    return {
+        "device": pack("device", device),
+        "configuration": head + b"".join(body),
+        "strings": strings,
+        "string_names": string_names,
+        "endpoints": endpoints,
+        "ep0_size": device["bMaxPacketSize0"],
+    }
+
+
+def _c_bytes(data: bytes) -> str:
+    rows = [", ".join(f"0x{b:02x}" for b in data[i : i + 12]) for i in range(0, len(data), 12)]
+    return "{\n    " + ",\n    ".join(rows) + ",\n}"
+
+
+def header(spec: dict[str, Any]) -> str:
+    built = build(spec)
+    lines = [
+        "/* Generated by hilbridge.firmware.usb_descriptors from firmware/usb/descriptors.json. */",
+        "#ifndef HILBRIDGE_USB_DESCRIPTORS_H",
+        "#define HILBRIDGE_USB_DESCRIPTORS_H",
+        "#include <stdint.h>",
+        f"#define USB_EP0_SIZE {built['ep0_size']}u",
+        f"#define USB_LANGUAGE_ID 0x{LANGUAGE_EN_US:04x}u",
+        f"#define USB_STRING_COUNT {len(built['string_names'])}u",
+    ]
+    for name, (address, size) in built["endpoints"].items():
+        lines += [f"#define USB_EP_{name} 0x{address:02x}u", f"#define USB_EP_{name}_SIZE {size}u"]
+    serial_index = None
+    for index, name in enumerate(built["string_names"], start=1):
+        lines.append(f"#define USB_STRING_{name.upper()} {index}u")
+        if built["strings"][name] is None:
+            serial_index = index
+    lines.append(f"#define USB_STRING_RUNTIME {serial_index or 0}u /* filled in by the firmware */")
+    lines.append(f"static const uint8_t usb_device_descriptor[] = {_c_bytes(built['device'])};")
+    lines.append(f"static const uint8_t usb_config_descriptor[] = {_c_bytes(built['configuration'])};")
+    texts = [built["strings"][name] or "" for name in built["string_names"]]
+    lines.append(
+        "static const char *const usb_strings[] = {" + ", ".join(json.dumps(text) for text in texts) + "};"
+    )
+    lines.append("#endif")
+    return "\n".join(lines) + "\n"
+
+
+def load_spec(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise HilbridgeError(error.msg, SourceLocation(str(path), error.lineno, error.colno)) from None
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m hilbridge.firmware.usb_descriptors descriptors.json OUT.h", file=sys.stderr)
+        return 2
+    Path(argv[1]).write_text(header(load_spec(Path(argv[0]))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

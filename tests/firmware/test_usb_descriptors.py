@@ -1,0 +1,57 @@
+"""The generated USB descriptors: the VID:PID discovery looks for, and a CDC-ACM layout a host accepts."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from hilbridge.firmware.usb_descriptors import build, header, load_spec
+from hilbridge.link.usb import ADAPTER_PID, ADAPTER_VID
+
+SPEC = Path(__file__).resolve().parents[2] / "firmware" / "usb" / "descriptors.json"
+
+
+def split(descriptors: bytes) -> list[bytes]:
+    parts, offset = [], 0
+    while offset < len(descriptors):
+        length = descriptors[offset]
+        assert length >= 2
+        parts.append(descriptors[offset : offset + length])
+        offset += length
+    assert offset == len(descriptors)
+    return parts
+
+
+def test_device_descriptor_carries_the_adapter_vid_pid():
+    device = build(load_spec(SPEC))["device"]
+    assert len(device) == device[0] == 18 and device[1] == 1
+    vid, pid = struct.unpack_from("<HH", device, 8)
+    assert (vid, pid) == (ADAPTER_VID, ADAPTER_PID)
+
+
+def test_configuration_totals_and_counts_are_consistent():
+    configuration = build(load_spec(SPEC))["configuration"]
+    parts = split(configuration)
+    assert struct.unpack_from("<H", parts[0], 2)[0] == len(configuration)
+    interfaces = [p for p in parts if p[1] == 4]
+    assert parts[0][4] == len(interfaces) == 2
+    for index, interface in enumerate(interfaces):
+        start = parts.index(interface)
+        following = parts[start + 1 :]
+        stop = next((i for i, p in enumerate(following) if p[1] == 4), len(following))
+        assert interface[4] == sum(1 for p in following[:stop] if p[1] == 5), index
+
+
+def test_cdc_data_interface_has_one_bulk_endpoint_each_way():
+    parts = split(build(load_spec(SPEC))["configuration"])
+    data = next(i for i, p in enumerate(parts) if p[1] == 4 and p[5] == 10)
+    endpoints = [p for p in parts[data + 1 :] if p[1] == 5]
+    assert sorted((p[2] & 0x80, p[3] & 3, struct.unpack_from("<H", p, 4)[0]) for p in endpoints) == [
+        (0x00, 2, 64),
+        (0x80, 2, 64),
+    ]
+
+
+def test_header_names_the_runtime_serial_string():
+    text = header(load_spec(SPEC))
+    assert "#define USB_STRING_RUNTIME 3u" in text and "usb_config_descriptor" in text

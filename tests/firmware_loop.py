@@ -1,0 +1,157 @@
+"""Firmware in the loop for tests: build the firmware into a temporary directory, fetch the RP2040 boot
+ROM into the user cache, and run `firmware/harness/harness.mjs` (rp2040js) around them.
+
+Plain functions, not fixtures, so the link conformance suite can add the emulated firmware as one more
+device without importing fixtures across test folders. Everything skips locally (and fails in CI) when
+arm-none-eabi-gcc, node or the harness's `npm ci` are missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import IN_CI, PROJECT_ROOT, require_tool
+
+FIRMWARE = PROJECT_ROOT / "firmware"
+HARNESS = FIRMWARE / "harness" / "harness.mjs"
+STARTUP_TIMEOUT = 180.0
+# Link timers for the emulated chip, which runs 10 to 30 times slower than a board (more on a loaded
+# machine): the default 4 ms floor makes the host resend long reads the firmware is still executing,
+# and every resent read is executed again, which slows it further.
+EMULATED_LINK = {"min_timeout": 0.1, "max_timeout": 5.0}
+# The serial number the firmware reports in the harness: "HB" and the flash's unique id (4Bh), which
+# the harness's flash model holds as FLASH_UNIQUE_ID (firmware/harness/lib/boot.mjs).
+FLASH_SERIAL = "HBE6603828432C5D2B"
+
+
+def require_harness() -> str:
+    """The node binary, once the harness's dependencies are installed (`npm ci` in firmware/harness)."""
+    node = require_tool("node")
+    if not (FIRMWARE / "harness" / "node_modules" / "rp2040js").is_dir():
+        message = "rp2040js is not installed: run `npm ci` in firmware/harness (.ci/run does)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    return node
+
+
+@functools.cache
+def _build(build_dir: str) -> Path:
+    result = subprocess.run(
+        ["make", "-C", str(FIRMWARE), "rp2040", f"BUILD_DIR={build_dir}", f"PYTHON={sys.executable}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return Path(build_dir) / "hilbridge-adapter.uf2"
+
+
+def built_uf2() -> Path:
+    """The UF2 built from this checkout (once per test process, outside the source tree)."""
+    require_tool("arm-none-eabi-gcc")
+    return _build(str(Path(tempfile.gettempdir()) / f"hilbridge-fw-test-{os.getpid()}"))
+
+
+def bootrom() -> Path:
+    """The verified RP2040 boot ROM image in the user cache (downloaded from PyPI the first time)."""
+    from hilbridge.firmware.bootrom import bootrom_image
+
+    return bootrom_image()
+
+
+def cart_table(image: bytes, mapper: str, directory: Path | None = None) -> Path:
+    """The table file the harness plays a cartridge from (hilbridge.firmware.cart_table)."""
+    from hilbridge.firmware.cart_table import cart_table as make_table
+    from hilbridge.machine.cartridge import load_cartridge
+
+    directory = directory or Path(tempfile.mkdtemp(prefix="hilbridge-cart-"))
+    path = directory / f"{mapper}-{len(image)}.tbl"
+    path.write_bytes(make_table(load_cartridge(image, mapper)))
+    return path
+
+
+def demo_cart_table() -> Path:
+    """The simulated adapter's demo cartridge, so the conformance suite expects the same bytes."""
+    from hilbridge.sim.demo import DEMO_MAPPER, demo_image
+
+    return cart_table(demo_image(), DEMO_MAPPER)
+
+
+def _harness_command(uf2: Path, *arguments: str) -> list[str]:
+    return [require_harness(), str(HARNESS), "--uf2", str(uf2), "--bootrom", str(bootrom()), *arguments]
+
+
+def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
+    """Run the chip from reset for `cycles` and report whether it reached the application."""
+    result = subprocess.run(
+        _harness_command(uf2, "--boot-check", str(cycles)), capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {"events": [e["event"] for e in events], **events[-1]}
+
+
+class RunningFirmware:
+    """The harness process: its socket:// URL, and the JSON events it prints on stdout."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process = process
+        self.url = ""
+        self.connected = False
+        for event in self._events(timeout=STARTUP_TIMEOUT):
+            if event["event"] == "listening":
+                self.url = event["url"]
+            if event["event"] == "usb-connected":
+                self.connected = True
+                break
+        assert self.url and self.connected, "the harness ended before its USB device was up"
+
+    def _events(self, timeout: float) -> Iterator[dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return
+            line = self.process.stdout.readline()
+            if not line:
+                return
+            yield json.loads(line)
+
+    def wait_event(self, name: str, timeout: float) -> dict:
+        for event in self._events(timeout):
+            if event["event"] == name:
+                return event
+        raise AssertionError(f"the harness sent no {name!r} event within {timeout} s")
+
+
+@contextlib.contextmanager
+def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[RunningFirmware]:
+    """The emulated adapter on USB CDC bridged to TCP, once USB is up; stopped afterwards."""
+    process = subprocess.Popen(
+        _harness_command(uf2 or built_uf2(), *arguments), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        yield RunningFirmware(process)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+
+
+@contextlib.contextmanager
+def served_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[str]:
+    """`running_firmware`, yielding only its socket:// URL."""
+    with running_firmware(*arguments, uf2=uf2) as running:
+        yield running.url
