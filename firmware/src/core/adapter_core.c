@@ -89,6 +89,7 @@ static void answer(adapter_core *core)
     }
     hb_reply reply = {core->reply + HB_HEADER_SIZE, CORE_MAX_PAYLOAD, 0, 0};
     hb_dispatch(core, type, raw + HB_HEADER_SIZE, length - HB_HEADER_SIZE - HB_CRC_SIZE, &reply);
+    if (reply.error && reply.length > CORE_CACHED_REPLY_MAX) reply.length = CORE_CACHED_REPLY_MAX;
     uint8_t reply_type = reply.error ? (uint8_t)(HB_MSG_ERROR | HB_REPLY_BIT) : (uint8_t)(type | HB_REPLY_BIT);
     core->reply_length = frame_seal(core->reply, reply_type, seq, reply.length);
     if (duplicate) return;

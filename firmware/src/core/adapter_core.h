@@ -26,11 +26,11 @@
 #define CORE_UPLOAD_MAX 16384u
 
 /* Remembered replies (docs/protocol.md §3 "Duplicates"). Replies up to CORE_CACHED_REPLY_MAX payload
- * bytes are kept verbatim; a duplicate of a request with a longer reply (reads, HELLO, FIRMWARE_INFO,
- * all without side effects) is executed again, as the protocol allows. */
+ * bytes are kept verbatim (ERROR details are cut to fit, so every refusal is kept); a duplicate of a
+ * request with a longer reply (reads, FIRMWARE_INFO: no side effects) is executed again, as the
+ * protocol allows. */
 #define CORE_REPLY_CACHE 64u
 #define CORE_CACHED_REPLY_MAX 64u
-#define CORE_ERROR_DETAIL_MAX (CORE_CACHED_REPLY_MAX - 1u)
 
 /* Capture stream buffering: chunks of CORE_CHUNK_RECORDS records; CORE_CHUNK_SLOTS of them may wait
  * for the link; RESET_DETECTED / FRAME_SYNC events wait in CORE_MARKER_SLOTS. */

@@ -1,5 +1,6 @@
 #include "frame.h"
 
+#include "core_mem.h"
 #include "crc32.h"
 #include "protocol_gen.h"
 
@@ -101,11 +102,12 @@ void frame_encoder_start(frame_encoder *encoder, const uint8_t *raw, size_t leng
 /* The block starting at `position`: nonzero bytes up to the next zero, the end, or 254 of them. */
 static size_t run_length(const frame_encoder *encoder)
 {
-    size_t n = 0;
-    while (n < COBS_FULL_BLOCK && encoder->position + n < encoder->length &&
-           encoder->raw[encoder->position + n] != 0)
-        n++;
-    return n;
+    const uint8_t *start = encoder->raw + encoder->position;
+    size_t left = encoder->length - encoder->position;
+    const uint8_t *end = start + (left < COBS_FULL_BLOCK ? left : COBS_FULL_BLOCK);
+    const uint8_t *p = start;
+    while (p < end && *p) p++;
+    return (size_t)(p - start);
 }
 
 size_t frame_encoder_pull(frame_encoder *encoder, uint8_t *out, size_t room)
@@ -122,8 +124,7 @@ size_t frame_encoder_pull(frame_encoder *encoder, uint8_t *out, size_t room)
             encoder->code_due = false;
         } else if (encoder->run_left) {
             size_t n = encoder->run_left < room - made ? encoder->run_left : room - made;
-            const uint8_t *from = encoder->raw + encoder->position;
-            for (size_t i = 0; i < n; i++) out[made + i] = from[i];
+            mem_copy(out + made, encoder->raw + encoder->position, n);
             made += n;
             encoder->position += n;
             encoder->run_left -= n;

@@ -33,6 +33,8 @@ typedef struct host_board {
     cart slot;
     uint8_t *slot_image;
     bool slot_full;
+    uint8_t view[CART_VIEW_SIZE]; /* CPU 0x400-0xFFF of the slot in bank view_bank */
+    uint32_t view_bank;
     cart emulated;
     uint8_t p1, p2;
     uint8_t *trace;
@@ -67,9 +69,17 @@ static void host_cart_read(void *context, uint8_t p1, uint8_t p2, uint8_t strobe
                            uint16_t length, uint8_t *out)
 {
     host_board *b = context;
-    for (uint16_t i = 0; i < length; i++)
-        out[i] = strobe == HB_STROBE_PSEN ? cart_fetch(&b->slot, (uint16_t)(address + i), p1)
-                                          : cart_movx_read(&b->slot, (uint16_t)(address + i), p1, p2);
+    if (strobe == HB_STROBE_PSEN) {
+        /* The bank's view, made when the bank changes; the core checked the range lies in it. */
+        uint32_t bank = cart_bank(&b->slot, p1);
+        if (bank != b->view_bank) {
+            cart_program_view(&b->slot, p1, b->view);
+            b->view_bank = bank;
+        }
+        memcpy(out, b->view + (address - HB_PROGRAM_START), length);
+        return;
+    }
+    for (uint16_t i = 0; i < length; i++) out[i] = cart_movx_read(&b->slot, (uint16_t)(address + i), p1, p2);
 }
 
 static void host_cart_write(void *context, uint8_t p1, uint8_t p2, uint8_t address, uint8_t value)
@@ -151,6 +161,7 @@ static void load_slot(const char *path, const char *mapper)
     if (!cart_size_allowed(type, (uint32_t)size)) fail("the image size does not fit the mapper", path);
     cart_init(&board.slot, type, board.slot_image, (uint32_t)size);
     board.slot_full = true;
+    board.view_bank = UINT32_MAX;
 }
 
 /* Play the next trace accesses while the core keeps up (the simulated console pauses for the link,
