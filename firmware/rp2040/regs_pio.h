@@ -32,6 +32,7 @@
 #define PIO_CTRL_CLKDIV_RESTART(sm) (1u << (8u + (sm)))
 #define PIO_FSTAT_RXEMPTY(sm) (1u << (8u + (sm)))
 #define PIO_FSTAT_TXFULL(sm) (1u << (16u + (sm)))
+#define PIO_FSTAT_TXEMPTY(sm) (1u << (24u + (sm)))
 #define PIO_FDEBUG_RXSTALL(sm) (1u << (sm))
 #define PIO_INT_RXNEMPTY(sm) (1u << (sm))
 #define PIO_CLKDIV_INT_1 (1u << 16) /* divider 1.0: one instruction per system clock */

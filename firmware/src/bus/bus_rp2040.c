@@ -21,6 +21,7 @@
 #define PIO_INSTR_PULL_BLOCK 0x80A0u
 #define PIO_INSTR_MOV_X_OSR 0xA027u
 #define NO_CART_READS 16u
+#define DUMP_RELEASE_SPINS 4u /* at least 4 CPU cycles each: more than dump.pio's `out [HOLD]` (8) */
 
 /* Serve tables (16 KB aligned: the serve engine ORs the index into base << bits), the o2_rally
  * table of table bases (1 KB aligned), and the sniff ring (aligned to its size for DMA ring mode). */
@@ -114,15 +115,19 @@ static void pio_stop(unsigned pio, unsigned sm)
     *pio_reg(pio, PIO_CTRL) |= PIO_CTRL_SM_RESTART(sm);
 }
 
-/* Set a machine's pin directions (OUT range) to `mask` through its own OSR. The machine is held
- * meanwhile: running, it would take the word with its own `pull` and drive it onto the pins. */
-static void pio_pindirs(unsigned pio, unsigned sm, uint32_t mask, unsigned count)
+/* Set a machine's pin directions (OUT range) to `mask` through its own OSR, then resume it at
+ * `resume_at`. The machine is held meanwhile (running, it would take the word with its own `pull`)
+ * and restarted, which drops the stall of its own blocking PULL: an executed OUT would otherwise
+ * wait behind it (rp2040js skips it). */
+static void pio_pindirs(unsigned pio, unsigned sm, uint32_t mask, unsigned count, unsigned resume_at)
 {
     uint32_t enabled = *pio_reg(pio, PIO_CTRL) & PIO_CTRL_SM_ENABLE(sm);
     *pio_reg(pio, PIO_CTRL) &= ~PIO_CTRL_SM_ENABLE(sm);
+    *pio_reg(pio, PIO_CTRL) |= PIO_CTRL_SM_RESTART(sm);
     pio_put(pio, sm, mask);
     pio_exec(pio, sm, PIO_INSTR_PULL_BLOCK);
     pio_exec(pio, sm, PIO_INSTR_OUT_PINDIRS(count));
+    pio_exec(pio, sm, PIO_INSTR_JMP(resume_at));
     *pio_reg(pio, PIO_CTRL) |= enabled;
 }
 
@@ -151,7 +156,7 @@ static void board_capture_stop(void *context);
 static void enter_idle(void)
 {
     if (bus.mode == MODE_DUMP) {
-        pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, 0, 26u);
+        pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, 0, 26u, PIO_DUMP_OFFSET);
         pio_stop(PIO_DUMP_PIO, PIO_DUMP_SM);
         gpio_function(BUS_PINS_SLOT_MASK, GPIO_FUNC_NULL);
         sio_drive(PIN_DOUT_OE_N, true);
@@ -181,7 +186,7 @@ static void enter_dump(void)
     pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, STROBES_IDLE);
     pio_exec(PIO_DUMP_PIO, PIO_DUMP_SM, PIO_INSTR_PULL_BLOCK);
     pio_exec(PIO_DUMP_PIO, PIO_DUMP_SM, PIO_INSTR_OUT_PINS(26u)); /* idle levels before driving */
-    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u);
+    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u, PIO_DUMP_OFFSET);
     pio_exec(PIO_DUMP_PIO, PIO_DUMP_SM, PIO_INSTR_JMP(PIO_DUMP_OFFSET));
     *pio_reg(PIO_DUMP_PIO, PIO_CTRL) |= PIO_CTRL_SM_ENABLE(PIO_DUMP_SM);
     bus.mode = MODE_DUMP;
@@ -201,9 +206,12 @@ static uint8_t dump_access(uint32_t lines, uint32_t strobe_active_bits, uint32_t
     pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, (idle & ~strobe_clear_bits) | strobe_active_bits);
     pio_put(PIO_DUMP_PIO, PIO_DUMP_SM, idle);
     uint8_t value = (uint8_t)(pio_get(PIO_DUMP_PIO, PIO_DUMP_SM) >> PIN_D0);
-    while (*pio_reg(PIO_DUMP_PIO, PIO_SM_ADDR(PIO_DUMP_SM)) != PIO_DUMP_OFFSET ||
-           !(*pio_reg(PIO_DUMP_PIO, PIO_FSTAT) & (1u << (24u + PIO_DUMP_SM)))) {
-    } /* the release word is out: the caller may turn the data pins around */
+    while (!(*pio_reg(PIO_DUMP_PIO, PIO_FSTAT) & PIO_FSTAT_TXEMPTY(PIO_DUMP_SM))) {
+    }
+    /* the release word is pulled; its `out` and hold take 8 more PIO cycles, after which the caller
+     * may turn the data pins around */
+    for (volatile unsigned spin = 0; spin < DUMP_RELEASE_SPINS; spin++) {
+    }
     return value;
 }
 
@@ -235,11 +243,11 @@ static void board_cart_write(void *context, uint8_t p1, uint8_t p2, uint8_t addr
     (void)context;
     enter_dump();
     uint32_t lines = port_bits(p1) | address | (uint32_t)(p2 & 0x0Fu) << 8 | (uint32_t)value << PIN_D0;
-    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK | DATA_MASK, 26u);
+    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK | DATA_MASK, 26u, PIO_DUMP_OFFSET);
     *reg(SIO_BASE + SIO_GPIO_OUT_CLR) = 1u << PIN_DOUT_OE_N; /* U4 drives the slot's D0-D7 */
     (void)dump_access(lines, 0, 1u << PIN_WR_N);
     *reg(SIO_BASE + SIO_GPIO_OUT_SET) = 1u << PIN_DOUT_OE_N;
-    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u);
+    pio_pindirs(PIO_DUMP_PIO, PIO_DUMP_SM, DUMP_OUT_MASK, 26u, PIO_DUMP_OFFSET);
 }
 
 /* An empty slot reads as the pull-ups (FFh) on every address; a cartridge header does not. Probing
