@@ -97,12 +97,8 @@ def entry_points() -> tuple[EntryPoint, ...]:
     entries = []
     for cells in body:
         row = dict(zip(header, cells, strict=True))
-        entries.append(
-            EntryPoint(
-                int(row["address"], 16), row["name"], row["implemented"], row["inputs"],
-                row["outputs"], row["clobbers"], row["source"], row["notes"],
-            )  # fmt: skip
-        )
+        address = int(row.pop("address"), 16)
+        entries.append(EntryPoint(address=address, **row))
     return tuple(entries)
 
 

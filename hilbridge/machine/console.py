@@ -14,8 +14,8 @@ on request, every cartridge fetch as a `BusAccess` to the listeners.
 from __future__ import annotations
 
 import bisect
-import warnings
 import hashlib
+import warnings
 from collections.abc import Callable
 from importlib import resources
 from os import PathLike

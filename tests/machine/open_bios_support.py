@@ -11,6 +11,11 @@ from hilbridge.toolchain.assembler import assemble_text
 BIOS_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "bios"
 
 
+def code(*lines: str) -> str:
+    """Assembly lines, indented as instructions (a line with a colon is a label line)."""
+    return "\n".join(line if ":" in line else f"        {line}" for line in lines)
+
+
 def bios_cart(body: str, opening: bool = True) -> tuple[bytes, dict[str, int]]:
     """A 2 KB cart: the standard opening of bios.inc (init called), then `body`, then `done: jmp done`."""
     lines = ['        include "bios.inc"']

@@ -9,7 +9,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from open_bios_support import BIOS_FIXTURES, bios_cart, run_to_done
+from open_bios_support import BIOS_FIXTURES, bios_cart, code, run_to_done
 
 from hilbridge.machine.bios import (
     BUILTIN_BIOSES,
@@ -21,8 +21,7 @@ from hilbridge.machine.bios import (
     open_bios,
     read_bios,
 )
-from hilbridge.machine.charset import charset_rom
-from hilbridge.machine.console import Console
+from hilbridge.machine.console import KEYBOARD, Console
 from hilbridge.toolchain.assembler import assemble_text
 
 ENTRIES = {entry.name: entry for entry in entry_points()}
@@ -74,7 +73,7 @@ def test_the_include_names_the_entry_points_at_their_addresses():
 
 
 def test_a_call_to_an_unimplemented_routine_warns_once_naming_it():
-    image, _ = bios_cart("        call    playsound")
+    image, _ = bios_cart(code("call playsound"))
     console = Console(image)
     with pytest.warns(UnimplementedBiosRoutineWarning, match=r"playsound \(01A2h\)"):
         console.run_frames(2)
@@ -108,14 +107,14 @@ def test_init_clears_vdc_characters_and_both_rams():
 
 
 def test_vdcenable_and_extramenable_switch_p1():
-    assert run_to_done("        call    extramenable").p1 & 0x58 == 0x08
-    assert run_to_done("        call    extramenable\n        call    vdcenable").p1 & 0x58 == 0x10
+    assert run_to_done(code("call extramenable")).p1 & 0x58 == 0x08
+    assert run_to_done(code("call extramenable", "call vdcenable")).p1 & 0x58 == 0x10
 
 
 def test_gfxon_and_gfxoff_switch_the_objects_bit_only():
-    on = run_to_done("        mov r0,#0A0h\n        mov a,#4Ah\n        movx @r0,a\n        mov r0,#77h\n        call gfxon")
+    on = run_to_done(code("mov r0,#0A0h", "mov a,#4Ah", "movx @r0,a", "mov r0,#77h", "call gfxon"))
     assert on.vdc.registers[0xA0] == 0x6A and on.cpu.register(0) == 0x77
-    off = run_to_done("        call    gfxon\n        call    gfxoff")
+    off = run_to_done(code("call gfxon", "call gfxoff"))
     assert off.vdc.registers[0xA0] == 0x00
 
 
@@ -128,9 +127,9 @@ def expected_char23(y: int, code: int, colour: int) -> tuple[int, int]:
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 255), st.integers(0, 63), st.integers(0, 255))
-def test_calcchar23(y, code, colour):
-    console = run_to_done(f"        mov r4,#{y}\n        mov r5,#{code}\n        mov r6,#{colour}\n        call calcchar23")
-    assert (console.cpu.register(5), console.cpu.register(6)) == expected_char23(y, code, colour)
+def test_calcchar23(y, char, colour):
+    console = run_to_done(code(f"mov r4,#{y}", f"mov r5,#{char}", f"mov r6,#{colour}", "call calcchar23"))
+    assert (console.cpu.register(5), console.cpu.register(6)) == expected_char23(y, char, colour)
     assert console.cpu.register(4) == y
 
 
@@ -144,8 +143,7 @@ def glyph_shown(registers: bytes | bytearray, address: int) -> int:
 
 def test_printchar_writes_a_character_and_moves_on():
     console = run_to_done(
-        "        mov r0,#14h\n        mov r3,#30h\n        mov r4,#50h\n        mov r5,#20h\n"
-        "        mov r6,#0Ah\n        call printchar"
+        code("mov r0,#14h", "mov r3,#30h", "mov r4,#50h", "mov r5,#20h", "mov r6,#0Ah", "call printchar")
     )
     registers = console.vdc.registers
     assert registers[0x14] == 0x50 and registers[0x15] == 0x30 and registers[0x17] & 0x0E == 0x0A
@@ -154,20 +152,25 @@ def test_printchar_writes_a_character_and_moves_on():
 
 
 def test_putchar23_writes_bytes_2_and_3():
-    console = run_to_done("        mov r0,#12h\n        mov r4,#60h\n        mov r5,#00h\n        mov r6,#02h\n        call putchar23")
+    console = run_to_done(code("mov r0,#12h", "mov r4,#60h", "mov r5,#00h", "mov r6,#02h", "call putchar23"))
     # the example of console.md 5.2: Y 60h, pointer D0h, attribute bit 0 set shows '0'
     assert console.vdc.registers[0x12] == 0xD0 and console.vdc.registers[0x13] == 0x03
     assert console.cpu.register(0) == 0x14
 
 
 def test_clearchar_moves_every_character_below_the_picture():
-    console = run_to_done("        mov r0,#10h\n        mov r3,#10h\n        mov r4,#20h\n        mov r5,#1\n        call printchar\n        call clearchar")
+    console = run_to_done(
+        code("mov r0,#10h", "mov r3,#10h", "mov r4,#20h", "mov r5,#1", "call printchar", "call clearchar")
+    )
     registers = console.vdc.registers
     assert bytes(registers[0x10:0x40:4]) + bytes(registers[0x40:0x80:16]) == bytes([0xF8]) * 16
 
 
 def test_selectgame_shows_select_game_and_starts_the_game_with_the_key():
-    source = '        include "bios.inc"\n        org 400h\n        jmp selectgame\n        jmp irq\n        retr\n        nop\n        jmp vsyncirq\n        jmp game\n        jmp irqend\ngame:   jmp game\n'
+    source = code(
+        'include "bios.inc"', "org 400h", "jmp selectgame", "jmp irq", "retr", "nop", "jmp vsyncirq",
+        "jmp game", "jmp irqend", "game: jmp game",
+    )  # fmt: skip
     result = assemble_text(source, name="sg.asm", include_dirs=[BIOS_FIXTURES])
     image = bytearray(b"\xff" * 2048)
     image[: len(result.image)] = result.image
@@ -186,12 +189,7 @@ def test_selectgame_shows_select_game_and_starts_the_game_with_the_key():
 
 
 def charset_code_names() -> dict[int, str]:
-    names = {code: str(code) for code in range(10)}
-    names[0x0C] = " "
-    for letter, code in zip("LPWERTUIOQSDFGHJKAZXCVBMYN", [0x0E, 0x0F, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x2C, 0x2D], strict=True):
-        names[code] = letter
+    """Character code -> glyph for the keys' glyphs: a key's code is row * 8 + bit (console.md 3.4)."""
+    names = {row * 8 + bit: key for key, (row, bit) in KEYBOARD.items() if len(key) == 1}
+    names[KEYBOARD["SPACE"][0] * 8 + KEYBOARD["SPACE"][1]] = " "
     return names
-
-
-def test_charset_rom_is_available_for_the_screen_decoding():
-    assert len(charset_rom()) == 512
