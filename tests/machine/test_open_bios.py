@@ -21,6 +21,7 @@ from hilbridge.machine.bios import (
     open_bios,
     read_bios,
 )
+from hilbridge.machine.bios_cycles import SETUPS, bios_markdown, call_routine
 from hilbridge.machine.console import KEYBOARD, Console
 from hilbridge.toolchain.assembler import assemble_text
 
@@ -193,3 +194,20 @@ def charset_code_names() -> dict[int, str]:
     names = {row * 8 + bit: key for key, (row, bit) in KEYBOARD.items() if len(key) == 1}
     names[KEYBOARD["SPACE"][0] * 8 + KEYBOARD["SPACE"][1]] = " "
     return names
+
+
+def test_docs_bios_md_is_generated_from_the_table_and_the_measured_cycles():
+    generated = bios_markdown()
+    assert (BIOS_FIXTURES.parents[1] / "docs" / "bios.md").read_text(encoding="utf-8") == generated
+    assert all(f"`{entry.name}`" in generated for entry in entry_points())
+
+
+@pytest.mark.parametrize("routine", sorted(SETUPS))
+def test_routines_change_only_the_registers_their_row_names(routine):
+    _cycles, before, after = call_routine(routine, SETUPS[routine])
+    entry = ENTRIES[routine]
+    named = {int(n) for n in re.findall(r"R(\d)", entry.clobbers + " " + entry.outputs)}
+    if entry.clobbers == "everything":
+        named = set(range(8))
+    changed = {n for n in range(8) if before[n] != after[n]}
+    assert changed <= named, f"{routine} changed R{sorted(changed - named)}"
