@@ -34,6 +34,7 @@ SETUPS: dict[str, tuple[str, ...]] = {
     "bitclear": ("call extramenable", "mov a,#5", "mov r1,#40h"),
     "getjoystick": ("mov r1,#0",),
     "decodejoystick": ("mov r2,#1", "mov r3,#0"),
+    "playsound": ("mov a,#28h",),
 }
 # routine -> (setup for input 0, setup for input 1, the input's name): cycles = a + b * input
 LINEAR: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
@@ -110,8 +111,14 @@ no detail, the open BIOS defines its own (marked "ours"):
   (console.md: reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
 - `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
 - `selectgame` shows SELECT GAME in white on black (our screen).
-- No tune player yet: `playsound`, `soundirq`, `parsesnd` and the clock and random routines are
-  traps, so `vsyncirq` never continues at the cartridge's 040Ah.
+- Our own tune player: `playsound` stores a pointer into page 3 (iram 3Ch; bits 0-6 of 3Fh count
+  the frames of the note); while it is not 0, `vsyncirq` continues at the cartridge's 040Ah, whose
+  `jmp soundirq` runs one frame of `parsesnd`. A tune is note bytes ending with 00h: bits 7-5 a
+  sound pattern (0 rest, 1-6 tones of shift-register period 2, 4, 6, 8, 12, 24 bits at the fast
+  clock, 7 noise), bits 4-0 the frames. Every byte of the tune area 28h-6Ah starts a tune, so any
+  documented `tune_*` pointer plays something; ours are `tune_click` (28h, the key click of
+  `waitforkey`), `tune_select`, `tune_alarm`, `tune_explosion`, ... (open.asm).
+- The clock (`initclock`, `doclock`) and random routines (`random`, `nibblemixer`) are traps.
 
 **Unimplemented entry points** ("trap") hold `jmp $`: a cartridge that calls one stops there, and
 the emulator warns once, naming the routine (`UnimplementedBiosRoutineWarning`). "inside" entries

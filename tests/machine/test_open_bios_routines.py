@@ -8,10 +8,12 @@ from itertools import pairwise
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from open_bios_support import bios_cart, code, run_to_done
+from open_bios_support import BIOS_FIXTURES, bios_cart, code, run_to_done
 
 from hilbridge.machine.bios import open_bios
+from hilbridge.machine.bus import WRITE
 from hilbridge.machine.console import KEYBOARD, Console
+from hilbridge.toolchain.assembler import assemble_text
 
 
 class RoutineCaller:
@@ -106,8 +108,14 @@ def test_waitforkey_waits_for_release_then_for_a_key():
     assert console.cpu.pc != symbols["DONE"]
     console.set_key("Z", True)
     console.run_frames(1)
+    for _ in range(200):  # the key click enables interrupts: the frame may end inside the handler
+        if console.cpu.pc == symbols["DONE"]:
+            break
+        console.step()
     row, bit = KEYBOARD["Z"]
     assert console.cpu.pc == symbols["DONE"] and console.cpu.a == row * 8 + bit
+    click = open_bios_symbols()["TUNE_CLICK"] & 0xFF
+    assert console.cpu.ram[0x3C] in (click, click + 1)  # the key click is queued or playing
 
 
 DIRECTIONS = {  # (dx, dy) -> direction number, counter-clockwise from right; dy < 0 is up
@@ -217,3 +225,51 @@ def test_bank_switches_continue_at_0408h(routine, bank):
     while console.cpu.pc != 0x408:
         console.step()
     assert console.p1 & 3 == bank
+
+
+# -- the tune player ----------------------------------------------------------------------------------
+def open_bios_symbols() -> dict[str, int]:
+    source = (BIOS_FIXTURES.parents[1] / "hilbridge" / "machine" / "bios" / "open.asm").read_text()
+    return assemble_text(source, name="open.asm").symbols
+
+
+def test_playsound_plays_each_note_for_its_frames_then_turns_the_sound_off():
+    tune = open_bios_symbols()["TUNE_SELECT"] & 0xFF  # three notes: patterns 4, 3, 2 for 6, 6, 12 frames
+    image, symbols = bios_cart(code("call gfxon", f"mov a,#{tune}", "call playsound",
+                                    "wait: mov r0,#3Ch", "mov a,@r0", "jnz wait"))  # fmt: skip
+    console = Console(image, bios=open_bios())
+    sound: list[tuple[int, int, int]] = []
+    console.add_bus_listener(
+        lambda a: (
+            sound.append((console.frame, a.address, a.value))
+            if a.kind == WRITE and 0xA7 <= a.address <= 0xAA and not console.p1 & 0x08
+            else None
+        )
+    )
+    console.run_frames(60)
+    assert reaches(console, symbols["DONE"])
+    notes = [(frame, value) for frame, address, value in sound if address == 0xA7][1:]  # after init's 0
+    assert [value for _frame, value in notes] == [0xF0, 0xE3, 0xCC]
+    assert [b[0] - a[0] for a, b in pairwise(notes)] == [6, 6]
+    last = [(frame, value) for frame, address, value in sound if address == 0xAA][-1]
+    assert last == (notes[-1][0] + 12, 0)  # the sound goes off when the last note's 12 frames are over
+    assert console.cpu.ram[0x3C] == 0
+
+
+def reaches(console: Console, address: int, steps: int = 300) -> bool:
+    """Whether the CPU gets to `address` within `steps` instructions (past an interrupt handler)."""
+    for _ in range(steps):
+        if console.cpu.pc == address:
+            return True
+        console.step()
+    return False
+
+
+def test_every_pointer_into_the_tune_area_plays_and_ends():
+    for pointer in range(0x28, 0x6B, 7):
+        image, symbols = bios_cart(code("call gfxon", f"mov a,#{pointer}", "call playsound",
+                                        "wait: mov r0,#3Ch", "mov a,@r0", "jnz wait"))  # fmt: skip
+        console = Console(image, bios=open_bios())
+        console.run_frames(300)
+        assert reaches(console, symbols["DONE"]), hex(pointer)
+        assert console.vdc.registers[0xAA] == 0

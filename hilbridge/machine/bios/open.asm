@@ -27,7 +27,8 @@ entry   macro   address
 ; Internal RAM and VDC addresses used here
 COLLISIONS      equ     3Dh
 FRAMES          equ     3Eh
-FLAGS           equ     3Fh             ; bit 7: VDC table ready
+FLAGS           equ     3Fh             ; bit 7: VDC table ready; bits 0-6: frames left of the note
+SOUND_PTR       equ     3Ch             ; next note of the tune in page 3; 0 = no tune
 TABLE_START     equ     7Fh             ; first (highest) byte of the VDC table in external RAM
 VDC_CONTROL     equ     0A0h
 VDC_STATUS      equ     0A1h
@@ -73,33 +74,76 @@ vsyncirq:
         clr     f1                      ; a frame has started (waitvsync)
         mov     a,@r1
         jb7     vs_copy
-        jmp     irqend
+vs_sound:
+        mov     r1,#SOUND_PTR
+        mov     a,@r1
+        jz      irqend                  ; no tune playing
+        jmp     040Ah                   ; the cartridge's sound hook (normally jmp soundirq)
 vs_copy:
         anl     a,#7Fh
         mov     @r1,a
         call    copyregs
-        jmp     irqend
+        jmp     vs_sound
 
         entry   044h
 soundirq:
-        jmp     $                       ; not implemented
+        call    parsesnd
+        jmp     irqend
 
+; parsesnd: one frame of the tune player (ours). A tune is a list of note bytes in page 3 ending
+; with 00h: bits 7-5 = sound pattern (0 = rest), bits 4-0 = frames (1-31). Any byte of a tune is
+; also the start of a (shorter) tune, so every playsound pointer into the tune area plays.
+; State: iram SOUND_PTR = next note (0: no tune), FLAGS bits 0-6 = frames left of this note.
         entry   04Bh
 parsesnd:
-        jmp     $                       ; not implemented
-
-; tablebcdbyte's helpers (placed in the gap after parsesnd)
-tbb_digit:
-        anl     a,#0Fh
-        mov     r5,a
-        jmp     tableprintchar
-tbb_close:
-        clr     a
-        movx    @r0,a                   ; end of table
-        mov     r1,#FLAGS
+        mov     r1,#SOUND_PTR
         mov     a,@r1
-        orl     a,#80h
-        mov     @r1,a
+        jz      ps_done
+        mov     r0,#FLAGS
+        mov     a,@r0
+        anl     a,#7Fh
+        jz      ps_next
+        mov     a,@r0
+        dec     a                       ; one frame less (bit 7 untouched: bits 0-6 are not 0)
+        mov     @r0,a
+ps_done:
+        ret
+ps_next:
+        mov     a,@r1
+        movp3   a,@a
+        jz      ps_end
+        inc     @r1
+        mov     r2,a
+        anl     a,#1Fh
+        dec     a
+        anl     a,#7Fh
+        mov     r7,a
+        mov     a,@r0
+        anl     a,#80h
+        orl     a,r7
+        mov     @r0,a
+        mov     a,r2
+        swap    a
+        rr      a
+        anl     a,#07h                  ; the pattern number
+        rl      a
+        rl      a
+        add     a,#sound_patterns & 0FFh
+        mov     r1,a
+        mov     r0,#0A7h
+ps_copy:
+        mov     a,r1
+        movp3   a,@a
+        movx    @r0,a                   ; A7, A8, A9 (the shift register) and AA (control)
+        inc     r1
+        inc     r0
+        mov     a,r0
+        xrl     a,#0ABh
+        jnz     ps_copy
+        ret
+ps_end: mov     @r1,a                   ; the tune is over
+        mov     r0,#0AAh
+        movx    @r0,a                   ; sound off
         ret
 
         entry   089h
@@ -237,7 +281,7 @@ wk_up:  call    readkey
 wk_down:
         call    readkey
         jb7     wk_down
-        ret
+        jmp     wk_click
 
         entry   14Bh
 calcchar23:
@@ -316,11 +360,41 @@ tableprintchar:
 
         entry   1A2h
 playsound:
-        jmp     $                       ; not implemented
+        dis     i
+        sel     rb1                     ; the interrupt's bank: the caller's registers survive
+        mov     r0,#SOUND_PTR
+        mov     @r0,a
+        mov     r0,#FLAGS
+        mov     a,@r0
+        anl     a,#80h                  ; no frames left: the next VSYNC starts the first note
+        mov     @r0,a
+        sel     rb0
+        en      i
+        ret
 
         entry   1B0h
 doclock:
         jmp     $                       ; not implemented
+
+; tablebcdbyte's helpers (placed in the gap after doclock)
+tbb_digit:
+        anl     a,#0Fh
+        mov     r5,a
+        jmp     tableprintchar
+tbb_close:
+        clr     a
+        movx    @r0,a                   ; end of table
+        mov     r1,#FLAGS
+        mov     a,@r1
+        orl     a,#80h
+        mov     @r1,a
+        ret
+
+wk_click:
+        mov     a,#tune_click & 0FFh
+        call    playsound
+        mov     a,r7
+        ret
 
         entry   229h
 tablebcdnibble:
@@ -436,6 +510,53 @@ sg_shown:
 sg_text:
         ; S E L E C T space G A M E, in character codes
         db      19h, 12h, 0Eh, 12h, 23h, 14h, 0Ch, 1Ch, 20h, 26h, 12h, 0FFh
+
+; Page 3: the sound patterns of parsesnd (A7, A8, A9, AA per pattern number 0-7), then our tunes
+; in the documented tune area (pointers 28h-6Ah).
+        entry   300h
+sound_patterns:
+        db      00h, 00h, 00h, 00h      ; 0: rest
+        db      0AAh, 0AAh, 0AAh, 0ACh  ; 1: period 2 bits, fast clock (highest tone)
+        db      0CCh, 0CCh, 0CCh, 0ACh  ; 2: period 4
+        db      0E3h, 08Eh, 038h, 0ACh  ; 3: period 6
+        db      0F0h, 0F0h, 0F0h, 0ACh  ; 4: period 8
+        db      0FCh, 00Fh, 0C0h, 0ACh  ; 5: period 12
+        db      0FFh, 0F0h, 000h, 0ACh  ; 6: period 24 (lowest tone)
+        db      0FFh, 0FFh, 0FFh, 09Ch  ; 7: noise, slow clock
+
+NOTE    function pattern, frames, (pattern << 5) | frames
+
+        entry   328h
+tune_click:
+        db      NOTE(1, 2), 00h
+tune_select:
+        db      NOTE(4, 6), NOTE(3, 6), NOTE(2, 12), 00h
+tune_alarm:
+        db      NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), 00h
+tune_explosion:
+        db      NOTE(7, 31), NOTE(7, 15), 00h
+tune_fall:
+        db      NOTE(2, 4), NOTE(3, 4), NOTE(4, 4), NOTE(5, 4), NOTE(6, 8), 00h
+tune_fanfare:
+        db      NOTE(4, 8), NOTE(4, 8), NOTE(3, 8), NOTE(2, 16), NOTE(0, 4), NOTE(3, 8), NOTE(2, 24), 00h
+tune_buzz:
+        db      NOTE(6, 20), 00h
+tune_beep:
+        db      NOTE(3, 10), 00h
+tune_tick:
+        db      NOTE(1, 1), 00h
+tune_rise:
+        db      NOTE(6, 4), NOTE(5, 4), NOTE(4, 4), NOTE(3, 4), NOTE(2, 4), NOTE(1, 8), 00h
+tune_siren:
+        db      NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6)
+        db      00h
+tune_ping:
+        db      NOTE(1, 4), NOTE(2, 4), 00h
+tune_thud:
+        db      NOTE(7, 3), NOTE(6, 3), 00h
+tune_end:
+        db      NOTE(2, 12), NOTE(4, 12), NOTE(6, 24), 00h
+        db      (36Bh - $) dup (00h)    ; up to 6Ah every pointer is a tune (here: an empty one)
 
         entry   37Fh
 bank02: anl     p1,#0FEh
