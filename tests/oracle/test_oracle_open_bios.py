@@ -110,3 +110,13 @@ def test_open_bios_carts_equal_mame(name, region):
     if SPECS[name].pixels:
         for frame in range(SPECS[name].frames):
             assert np.array_equal(ours.frame_pixels(frame), theirs.frame_pixels(frame)), frame
+
+
+def test_bios_sound_plays_every_pointer_in_turn():
+    accesses = emulator("bios_sound").trace.accesses
+    played = [a.data for a in ram_writes(accesses) if a.addr == 0][1:]  # after init's clearing
+    pointers = list(range(0x28, 0x6B, 5))
+    assert len(played) > len(pointers)  # every tune ends: the cart went round at least once
+    assert played == [pointers[n % len(pointers)] for n in range(len(played))]
+    sound_control = [a.data for a in vdc_writes(accesses) if a.addr == 0xAA]
+    assert 0xAC in sound_control and 0x9C in sound_control and sound_control[-1] in (0, 0xAC, 0x9C)
