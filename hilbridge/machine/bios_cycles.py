@@ -111,13 +111,15 @@ no detail, the open BIOS defines its own (marked "ours"):
   (console.md: reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
 - `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
 - `selectgame` shows SELECT GAME in white on black (our screen).
-- Our own tune player: `playsound` stores a pointer into page 3 (iram 3Ch; bits 0-6 of 3Fh count
-  the frames of the note); while it is not 0, `vsyncirq` continues at the cartridge's 040Ah, whose
-  `jmp soundirq` runs one frame of `parsesnd`. A tune is note bytes ending with 00h: bits 7-5 a
-  sound pattern (0 rest, 1-6 tones of shift-register period 2, 4, 6, 8, 12, 24 bits at the fast
-  clock, 7 noise), bits 4-0 the frames. Every byte of the tune area 28h-6Ah starts a tune, so any
-  documented `tune_*` pointer plays something; ours are `tune_click` (28h, the key click of
-  `waitforkey`), `tune_select`, `tune_alarm`, `tune_explosion`, ... (open.asm).
+- Our own tune player: `playsound` stores a pointer into page 3 (iram 3Ch) and sets iram 3Fh bit 6
+  (g7000.h's `irq_sound`; bits 0-5 count the frames of the note). While bit 6 is set, `vsyncirq`
+  continues at the cartridge's 040Ah, whose `jmp soundirq` runs one frame of `parsesnd`. A tune is
+  note bytes ending with 00h: bits 7-5 a sound pattern (0 rest, 1-6 tones of shift-register period
+  2, 4, 6, 8, 12, 24 bits at the fast clock, 7 noise), bits 4-0 the frames. Our tunes start at the
+  `tune_*` pointers of g7000.h (`tune_beep_error` 28h, `tune_explode` 2Eh, `tune_alarm` 3Ch,
+  `tune_select` 4Ah, `tune_keyclick` 56h, the click of `waitforkey`, `tune_buzz` 5Ah,
+  `tune_select2` 5Eh, `tune_shoot` 6Ah); every other pointer into 28h-6Ah plays the rest of a
+  tune or an empty one.
 - The clock (`initclock`, `doclock`) and random routines (`random`, `nibblemixer`) are traps.
 
 **Unimplemented entry points** ("trap") hold `jmp $`: a cartridge that calls one stops there, and

@@ -114,7 +114,7 @@ def test_waitforkey_waits_for_release_then_for_a_key():
         console.step()
     row, bit = KEYBOARD["Z"]
     assert console.cpu.pc == symbols["DONE"] and console.cpu.a == row * 8 + bit
-    click = open_bios_symbols()["TUNE_CLICK"] & 0xFF
+    click = open_bios_symbols()["TUNE_KEYCLICK"] & 0xFF
     assert console.cpu.ram[0x3C] in (click, click + 1)  # the key click is queued or playing
 
 
@@ -228,6 +228,10 @@ def test_bank_switches_continue_at_0408h(routine, bank):
 
 
 # -- the tune player ----------------------------------------------------------------------------------
+WAIT_FOR_TUNE = ("wait: mov r0,#3Fh", "mov a,@r0", "anl a,#40h", "jnz wait")
+"""Loop while iram 3Fh bit 6 says a tune is playing."""
+
+
 def open_bios_symbols() -> dict[str, int]:
     source = (BIOS_FIXTURES.parents[1] / "hilbridge" / "machine" / "bios" / "open.asm").read_text()
     return assemble_text(source, name="open.asm").symbols
@@ -235,8 +239,7 @@ def open_bios_symbols() -> dict[str, int]:
 
 def test_playsound_plays_each_note_for_its_frames_then_turns_the_sound_off():
     tune = open_bios_symbols()["TUNE_SELECT"] & 0xFF  # three notes: patterns 4, 3, 2 for 6, 6, 12 frames
-    image, symbols = bios_cart(code("call gfxon", f"mov a,#{tune}", "call playsound",
-                                    "wait: mov r0,#3Ch", "mov a,@r0", "jnz wait"))  # fmt: skip
+    image, symbols = bios_cart(code("call gfxon", f"mov a,#{tune}", "call playsound", *WAIT_FOR_TUNE))
     console = Console(image, bios=open_bios())
     sound: list[tuple[int, int, int]] = []
     console.add_bus_listener(
@@ -253,7 +256,7 @@ def test_playsound_plays_each_note_for_its_frames_then_turns_the_sound_off():
     assert [b[0] - a[0] for a, b in pairwise(notes)] == [6, 6]
     last = [(frame, value) for frame, address, value in sound if address == 0xAA][-1]
     assert last == (notes[-1][0] + 12, 0)  # the sound goes off when the last note's 12 frames are over
-    assert console.cpu.ram[0x3C] == 0
+    assert console.cpu.ram[0x3F] & 0x40 == 0  # no tune playing
 
 
 def reaches(console: Console, address: int, steps: int = 300) -> bool:
@@ -267,9 +270,20 @@ def reaches(console: Console, address: int, steps: int = 300) -> bool:
 
 def test_every_pointer_into_the_tune_area_plays_and_ends():
     for pointer in range(0x28, 0x6B, 7):
-        image, symbols = bios_cart(code("call gfxon", f"mov a,#{pointer}", "call playsound",
-                                        "wait: mov r0,#3Ch", "mov a,@r0", "jnz wait"))  # fmt: skip
+        image, symbols = bios_cart(code("call gfxon", f"mov a,#{pointer}", "call playsound", *WAIT_FOR_TUNE))
         console = Console(image, bios=open_bios())
         console.run_frames(300)
         assert reaches(console, symbols["DONE"]), hex(pointer)
         assert console.vdc.registers[0xAA] == 0
+
+
+def test_our_tunes_start_at_the_documented_tune_pointers():
+    documented = {  # g7000.h's tune_* pointers into page 3
+        "TUNE_BEEP_ERROR": 0x28, "TUNE_EXPLODE": 0x2E, "TUNE_ALARM": 0x3C, "TUNE_SELECT": 0x4A,
+        "TUNE_KEYCLICK": 0x56, "TUNE_BUZZ": 0x5A, "TUNE_SELECT2": 0x5E, "TUNE_SHOOT": 0x6A,
+    }  # fmt: skip
+    symbols = open_bios_symbols()
+    image = open_bios().image
+    for name, pointer in documented.items():
+        assert symbols[name] == 0x300 + pointer, name
+        assert image[0x300 + pointer] != 0, name  # a real note, not the padding between tunes

@@ -115,7 +115,7 @@ def test_open_bios_carts_equal_mame(name, region):
 def test_bios_sound_plays_every_pointer_in_turn():
     accesses = emulator("bios_sound").trace.accesses
     played = [a.data for a in ram_writes(accesses) if a.addr == 0][1:]  # after init's clearing
-    pointers = list(range(0x28, 0x6B, 5))
+    pointers = list(range(0x28, 0x6B, 3))  # 2Eh and 6Ah among them: the two with noise
     assert len(played) > len(pointers)  # every tune ends: the cart went round at least once
     assert played == [pointers[n % len(pointers)] for n in range(len(played))]
     sound_control = [a.data for a in vdc_writes(accesses) if a.addr == 0xAA]

@@ -27,8 +27,8 @@ entry   macro   address
 ; Internal RAM and VDC addresses used here
 COLLISIONS      equ     3Dh
 FRAMES          equ     3Eh
-FLAGS           equ     3Fh             ; bit 7: VDC table ready; bits 0-6: frames left of the note
-SOUND_PTR       equ     3Ch             ; next note of the tune in page 3; 0 = no tune
+FLAGS           equ     3Fh             ; bit 7: VDC table ready; 6: tune playing; 0-5: frames of the note
+SOUND_PTR       equ     3Ch             ; next note of the tune in page 3
 TABLE_START     equ     7Fh             ; first (highest) byte of the VDC table in external RAM
 VDC_CONTROL     equ     0A0h
 VDC_STATUS      equ     0A1h
@@ -75,9 +75,11 @@ vsyncirq:
         mov     a,@r1
         jb7     vs_copy
 vs_sound:
-        mov     r1,#SOUND_PTR
+        mov     r1,#FLAGS
         mov     a,@r1
-        jz      irqend                  ; no tune playing
+        jb6     vs_play                 ; a tune is playing
+        jmp     irqend
+vs_play:
         jmp     040Ah                   ; the cartridge's sound hook (normally jmp soundirq)
 vs_copy:
         anl     a,#7Fh
@@ -93,22 +95,19 @@ soundirq:
 ; parsesnd: one frame of the tune player (ours). A tune is a list of note bytes in page 3 ending
 ; with 00h: bits 7-5 = sound pattern (0 = rest), bits 4-0 = frames (1-31). Any byte of a tune is
 ; also the start of a (shorter) tune, so every playsound pointer into the tune area plays.
-; State: iram SOUND_PTR = next note (0: no tune), FLAGS bits 0-6 = frames left of this note.
+; State: FLAGS bit 6 = a tune is playing, bits 0-5 = frames left of this note; SOUND_PTR = next note.
         entry   04Bh
 parsesnd:
-        mov     r1,#SOUND_PTR
-        mov     a,@r1
-        jz      ps_done
         mov     r0,#FLAGS
         mov     a,@r0
-        anl     a,#7Fh
+        anl     a,#3Fh
         jz      ps_next
         mov     a,@r0
-        dec     a                       ; one frame less (bit 7 untouched: bits 0-6 are not 0)
+        dec     a                       ; one frame less (bits 6-7 untouched: bits 0-5 are not 0)
         mov     @r0,a
-ps_done:
         ret
 ps_next:
+        mov     r1,#SOUND_PTR
         mov     a,@r1
         movp3   a,@a
         jz      ps_end
@@ -116,10 +115,10 @@ ps_next:
         mov     r2,a
         anl     a,#1Fh
         dec     a
-        anl     a,#7Fh
+        anl     a,#3Fh
         mov     r7,a
         mov     a,@r0
-        anl     a,#80h
+        anl     a,#0C0h
         orl     a,r7
         mov     @r0,a
         mov     a,r2
@@ -141,8 +140,11 @@ ps_copy:
         xrl     a,#0ABh
         jnz     ps_copy
         ret
-ps_end: mov     @r1,a                   ; the tune is over
+ps_end: mov     a,@r0
+        anl     a,#0BFh                 ; the tune is over
+        mov     @r0,a
         mov     r0,#0AAh
+        clr     a
         movx    @r0,a                   ; sound off
         ret
 
@@ -360,17 +362,7 @@ tableprintchar:
 
         entry   1A2h
 playsound:
-        dis     i
-        sel     rb1                     ; the interrupt's bank: the caller's registers survive
-        mov     r0,#SOUND_PTR
-        mov     @r0,a
-        mov     r0,#FLAGS
-        mov     a,@r0
-        anl     a,#80h                  ; no frames left: the next VSYNC starts the first note
-        mov     @r0,a
-        sel     rb0
-        en      i
-        ret
+        jmp     play_start
 
         entry   1B0h
 doclock:
@@ -390,8 +382,22 @@ tbb_close:
         mov     @r1,a
         ret
 
+play_start:
+        dis     i
+        sel     rb1                     ; the interrupt's bank: the caller's registers survive
+        mov     r0,#SOUND_PTR
+        mov     @r0,a
+        mov     r0,#FLAGS
+        mov     a,@r0
+        anl     a,#80h
+        orl     a,#40h                  ; playing, no frames left: the next VSYNC starts it
+        mov     @r0,a
+        sel     rb0
+        en      i
+        ret
+
 wk_click:
-        mov     a,#tune_click & 0FFh
+        mov     a,#tune_keyclick & 0FFh
         call    playsound
         mov     a,r7
         ret
@@ -526,37 +532,39 @@ sound_patterns:
 
 NOTE    function pattern, frames, (pattern << 5) | frames
 
+; tune_at OFFSET: the next tune starts at 300h + OFFSET (the documented tune_* pointers of
+; g7000.h); the bytes up to it are 00h, so every pointer in between plays an empty tune
+tune_at macro   offset
+        if      $ > 300h + offset
+        error   "a tune runs into the next one"
+        endif
+        db      (300h + offset - $) dup (00h)
+        endm
+
         entry   328h
-tune_click:
-        db      NOTE(1, 2), 00h
+tune_beep_error:
+        db      NOTE(5, 6), NOTE(0, 2), NOTE(5, 6), 00h
+        tune_at 2Eh
+tune_explode:
+        db      NOTE(7, 31), NOTE(7, 20), 00h
+        tune_at 3Ch
+tune_alarm:
+        db      NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), 00h
+        tune_at 4Ah
 tune_select:
         db      NOTE(4, 6), NOTE(3, 6), NOTE(2, 12), 00h
-tune_alarm:
-        db      NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), 00h
-tune_explosion:
-        db      NOTE(7, 31), NOTE(7, 15), 00h
-tune_fall:
-        db      NOTE(2, 4), NOTE(3, 4), NOTE(4, 4), NOTE(5, 4), NOTE(6, 8), 00h
-tune_fanfare:
-        db      NOTE(4, 8), NOTE(4, 8), NOTE(3, 8), NOTE(2, 16), NOTE(0, 4), NOTE(3, 8), NOTE(2, 24), 00h
+        tune_at 56h
+tune_keyclick:
+        db      NOTE(1, 2), 00h
+        tune_at 5Ah
 tune_buzz:
         db      NOTE(6, 20), 00h
-tune_beep:
-        db      NOTE(3, 10), 00h
-tune_tick:
-        db      NOTE(1, 1), 00h
-tune_rise:
-        db      NOTE(6, 4), NOTE(5, 4), NOTE(4, 4), NOTE(3, 4), NOTE(2, 4), NOTE(1, 8), 00h
-tune_siren:
-        db      NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6), NOTE(3, 6), NOTE(4, 6)
-        db      00h
-tune_ping:
-        db      NOTE(1, 4), NOTE(2, 4), 00h
-tune_thud:
-        db      NOTE(7, 3), NOTE(6, 3), 00h
-tune_end:
-        db      NOTE(2, 12), NOTE(4, 12), NOTE(6, 24), 00h
-        db      (36Bh - $) dup (00h)    ; up to 6Ah every pointer is a tune (here: an empty one)
+        tune_at 5Eh
+tune_select2:
+        db      NOTE(2, 6), NOTE(3, 6), NOTE(4, 12), 00h
+        tune_at 6Ah
+tune_shoot:
+        db      NOTE(1, 2), NOTE(2, 2), NOTE(3, 2), NOTE(7, 4), 00h
 
         entry   37Fh
 bank02: anl     p1,#0FEh
