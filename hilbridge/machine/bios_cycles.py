@@ -35,6 +35,8 @@ SETUPS: dict[str, tuple[str, ...]] = {
     "getjoystick": ("mov r1,#0",),
     "decodejoystick": ("mov r2,#1", "mov r3,#0"),
     "playsound": ("mov a,#28h",),
+    "nibblemixer": ("mov r5,#3", "mov r7,#0F8h"),
+    "random": ("mov r2,#0F8h", "mov r7,#0F0h"),
 }
 # routine -> (setup for input 0, setup for input 1, the input's name): cycles = a + b * input
 LINEAR: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
@@ -120,7 +122,8 @@ no detail, the open BIOS defines its own (marked "ours"):
   `tune_select` 4Ah, `tune_keyclick` 56h, the click of `waitforkey`, `tune_buzz` 5Ah,
   `tune_select2` 5Eh, `tune_shoot` 6Ah); every other pointer into 28h-6Ah plays the rest of a
   tune or an empty one.
-- The clock (`initclock`, `doclock`) and random routines (`random`, `nibblemixer`) are traps.
+- `random` and `nibblemixer` are ours: a fixed permutation of 0-15 at 02B3h, reduced to 0..maximum;
+  `random` mixes the two nibbles of the timer T. The clock (`initclock`, `doclock`) is a trap.
 
 **Unimplemented entry points** ("trap") hold `jmp $`: a cartridge that calls one stops there, and
 the emulator warns once, naming the routine (`UnimplementedBiosRoutineWarning`). "inside" entries

@@ -74,14 +74,14 @@ def test_the_include_names_the_entry_points_at_their_addresses():
 
 
 def test_a_call_to_an_unimplemented_routine_warns_once_naming_it():
-    image, _ = bios_cart(code("call random"))
+    image, _ = bios_cart(code("call doclock"))
     console = Console(image)
-    with pytest.warns(UnimplementedBiosRoutineWarning, match=r"random \(0293h\)"):
+    with pytest.warns(UnimplementedBiosRoutineWarning, match=r"doclock \(01B0h\)"):
         console.run_frames(2)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         console.run_frames(2)
-    assert console.cpu.pc == 0x293
+    assert console.cpu.pc == 0x1B0
 
 
 # -- reset, init, selection of VDC and RAM ------------------------------------------------------------
@@ -211,3 +211,16 @@ def test_routines_change_only_the_registers_their_row_names(routine):
         named = set(range(8))
     changed = {n for n in range(8) if before[n] != after[n]}
     assert changed <= named, f"{routine} changed R{sorted(changed - named)}"
+
+
+def test_the_cli_runs_the_open_bios_by_default_and_the_stub_by_name(tmp_path):
+    from click.testing import CliRunner
+
+    from hilbridge.cli.main import cli
+
+    cart = tmp_path / "cart.bin"
+    cart.write_bytes(bios_cart(code("nop"))[0])
+    for option, title in (((), "open"), (("--bios", "boot"), "boot")):
+        result = CliRunner().invoke(cli, ["emu", "run", str(cart), "--frames", "2", *option])
+        assert result.exit_code == 0, result.output
+        assert f"hilbridge {title} BIOS" in result.output

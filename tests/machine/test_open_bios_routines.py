@@ -287,3 +287,34 @@ def test_our_tunes_start_at_the_documented_tune_pointers():
     for name, pointer in documented.items():
         assert symbols[name] == 0x300 + pointer, name
         assert image[0x300 + pointer] != 0, name  # a real note, not the padding between tunes
+
+
+NIBBLE_MIXER = RoutineCaller("nibblemixer")
+RANDOM = RoutineCaller("random")
+
+
+def nibble_table() -> bytes:
+    return open_bios().image[0x2B3 : 0x2B3 + 16]
+
+
+def test_the_nibble_table_is_a_permutation():
+    assert sorted(nibble_table()) == list(range(16))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 255), st.integers(0, 15))
+def test_nibblemixer_gives_the_table_value_reduced_to_the_maximum(nibble, maximum):
+    NIBBLE_MIXER.call(r5=nibble, r7=~maximum & 0xFF)
+    value = nibble_table()[nibble & 15] % (maximum + 1)
+    assert NIBBLE_MIXER.console.cpu.a == NIBBLE_MIXER.register(3) == value
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 255), st.integers(0, 15), st.integers(0, 15))
+def test_random_mixes_both_nibbles_of_the_timer(timer, first_max, second_max):
+    cpu = RANDOM.console.cpu
+    cpu.set_timer(timer, cpu.cycle)  # stopped: T holds `timer` through the call
+    RANDOM.call(r2=~first_max & 0xFF, r7=~second_max & 0xFF)
+    table = nibble_table()
+    assert cpu.a == RANDOM.register(3) == table[timer & 15] % (first_max + 1)
+    assert RANDOM.register(2) == table[timer >> 4] % (second_max + 1)

@@ -68,6 +68,9 @@ def test_bios_math_results_are_the_contracts():
         pointer = (8 * char - y // 2) & 0x1FF
         assert (cells[4][frame], cells[5][frame]) == (pointer & 0xFF, (colour & 0x0E) | pointer >> 8)
     assert len(set(cells[0x0B].values())) > 250  # a new number nearly every frame
+    randoms = [(by_frame(writes, 0x0C)[frame], by_frame(writes, 0x0D)[frame]) for frame in frames]
+    assert all(first <= 7 and second <= 15 for first, second in randoms)
+    assert len(set(randoms)) > 8  # the running timer makes them differ
 
 
 def test_bios_math_joystick_results_follow_the_inputs():

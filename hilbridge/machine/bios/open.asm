@@ -432,6 +432,27 @@ initclock:
 bit_masks:
         db      01h, 02h, 04h, 08h, 10h, 20h, 40h, 80h
 
+; random's body (ours): nibblemixer on the timer's low nibble with R2's maximum, then on its high
+; nibble with R7's; R4 keeps the first result meanwhile
+random_body:
+        mov     a,r7
+        mov     r4,a
+        mov     a,r2
+        mov     r7,a
+        mov     a,t
+        mov     r5,a
+        call    nibblemixer
+        xch     a,r4
+        mov     r7,a
+        mov     a,t
+        swap    a
+        mov     r5,a
+        call    nibblemixer
+        mov     r2,a
+        mov     a,r4
+        mov     r3,a
+        ret
+
         entry   261h
 putchar23:
         call    calcchar23
@@ -486,11 +507,26 @@ bs_done:
         ret
 
         entry   293h
-random: jmp     $                       ; not implemented
+random: jmp     random_body
 
+; nibblemixer (ours): the low nibble of R5 through the table below, then reduced to 0..maximum by
+; subtracting maximum + 1 while it is larger (R7 = NOT maximum: adding it subtracts maximum + 1)
         entry   2A4h
 nibblemixer:
-        jmp     $                       ; not implemented
+        mov     a,r5
+        anl     a,#0Fh
+        add     a,#nibble_table & 0FFh
+        movp    a,@a
+nm_reduce:
+        mov     r3,a
+        add     a,r7
+        jc      nm_reduce
+        mov     a,r3
+        ret
+
+        entry   2B3h
+nibble_table:
+        db      7, 12, 3, 14, 9, 0, 5, 10, 15, 2, 13, 6, 1, 8, 11, 4
 
         entry   2C3h
 selectgame:
