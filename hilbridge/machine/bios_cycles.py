@@ -105,7 +105,7 @@ no detail, the open BIOS defines its own (marked "ours"):
 
 - The interrupt routine (`irq`, reached through the cartridge's 0402h) runs in register bank 1:
   R5 = the interrupted A, R6 = the interrupted P1; `vsyncirq` and `copyregs` also use R0, R1, R2
-  and R7 of bank 1. `RETR` restores the interrupted bank.
+  and R7 of bank 1, and R4 of bank 1 holds the tune pointer. `RETR` restores the interrupted bank.
 - Internal RAM 3Dh: collision bits (VDC A2) read at the last VSYNC; 3Eh: frame counter; 3Fh bit 7:
   copy the VDC table at the next VSYNC (cleared once copied). `init` clears 20h-3Fh.
 - The VDC table is in external RAM from 7Fh downwards: blocks of [count n][VDC address][n bytes
@@ -113,7 +113,8 @@ no detail, the open BIOS defines its own (marked "ours"):
   (console.md: reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
 - `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
 - `selectgame` shows SELECT GAME in white on black (our screen).
-- Our own tune player: `playsound` stores a pointer into page 3 (iram 3Ch) and sets iram 3Fh bit 6
+- Our own tune player: `playsound` stores a pointer into page 3 in R4 of bank 1 (where Sören
+  Gust's tuneplay demo reads it in its own sound hook) and sets iram 3Fh bit 6
   (g7000.h's `irq_sound`; bits 0-5 count the frames of the note). While bit 6 is set, `vsyncirq`
   continues at the cartridge's 040Ah, whose `jmp soundirq` runs one frame of `parsesnd`. A tune is
   note bytes ending with 00h: bits 7-5 a sound pattern (0 rest, 1-6 tones of shift-register period

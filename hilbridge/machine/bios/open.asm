@@ -7,7 +7,8 @@
 ;
 ; Conventions of this BIOS (ours where no document gives one):
 ; - The interrupt routine runs in register bank 1: R5 = saved A, R6 = saved P1; vsyncirq and
-;   copyregs also use R0, R1, R2 and R7 of bank 1. RETR restores the caller's bank.
+;   copyregs also use R0, R1, R2 and R7 of bank 1; R4 of bank 1 holds the tune pointer. RETR
+;   restores the caller's bank.
 ; - Internal RAM: 3Dh collision bits of the last frame, 3Eh frame counter, 3Fh bit 7 = copy the
 ;   VDC table at the next VSYNC (cleared once copied). init clears 20h-3Fh.
 ; - The VDC table lives in external RAM from 7Fh downwards: blocks of [count n][VDC address]
@@ -28,7 +29,6 @@ entry   macro   address
 COLLISIONS      equ     3Dh
 FRAMES          equ     3Eh
 FLAGS           equ     3Fh             ; bit 7: VDC table ready; 6: tune playing; 0-5: frames of the note
-SOUND_PTR       equ     3Ch             ; next note of the tune in page 3
 TABLE_START     equ     7Fh             ; first (highest) byte of the VDC table in external RAM
 VDC_CONTROL     equ     0A0h
 VDC_STATUS      equ     0A1h
@@ -95,7 +95,8 @@ soundirq:
 ; parsesnd: one frame of the tune player (ours). A tune is a list of note bytes in page 3 ending
 ; with 00h: bits 7-5 = sound pattern (0 = rest), bits 4-0 = frames (1-31). Any byte of a tune is
 ; also the start of a (shorter) tune, so every playsound pointer into the tune area plays.
-; State: FLAGS bit 6 = a tune is playing, bits 0-5 = frames left of this note; SOUND_PTR = next note.
+; State: FLAGS bit 6 = a tune is playing, bits 0-5 = frames left of this note; R4 of bank 1 = the
+; next note (where cartridges' own sound hooks look for the tune pointer).
         entry   04Bh
 parsesnd:
         mov     r0,#FLAGS
@@ -107,11 +108,10 @@ parsesnd:
         mov     @r0,a
         ret
 ps_next:
-        mov     r1,#SOUND_PTR
-        mov     a,@r1
+        mov     a,r4                    ; bank 1 R4: the next note
         movp3   a,@a
         jz      ps_end
-        inc     @r1
+        inc     r4
         mov     r2,a
         anl     a,#1Fh
         dec     a
@@ -385,8 +385,7 @@ tbb_close:
 play_start:
         dis     i
         sel     rb1                     ; the interrupt's bank: the caller's registers survive
-        mov     r0,#SOUND_PTR
-        mov     @r0,a
+        mov     r4,a                    ; bank 1 R4: the tune pointer
         mov     r0,#FLAGS
         mov     a,@r0
         anl     a,#80h
