@@ -123,3 +123,16 @@ def test_bios_sound_plays_every_pointer_in_turn():
     assert played == [pointers[n % len(pointers)] for n in range(len(played))]
     sound_control = [a.data for a in vdc_writes(accesses) if a.addr == 0xAA]
     assert 0xAC in sound_control and 0x9C in sound_control and sound_control[-1] in (0, 0xAC, 0x9C)
+
+
+def test_bios_tables_digit_and_bank_routines():
+    accesses = emulator("bios_tables").trace.accesses
+    writes = ram_writes(accesses)
+    p1, number = by_frame(writes, 0x20), by_frame(writes, 0x21)
+    frames = sorted(number)[1:]
+    assert len(frames) > 250
+    for frame in frames:  # bank3, bank02, bank01, bank0 from P1 bits 1-0 = 11 in turn
+        assert p1[frame] & 3 == (3, 2, 1, 0)[number[frame] % 4]
+    digits = [a.data for a in vdc_writes(accesses) if a.addr == 0x16]
+    expected = [(8 * (n & 15) - 0x20) & 0xFF for n in range(16)]  # y 40h: pointer 8 * code - 20h
+    assert all(value in expected for value in digits) and len(set(digits)) == 16
