@@ -318,3 +318,10 @@ def test_random_mixes_both_nibbles_of_the_timer(timer, first_max, second_max):
     table = nibble_table()
     assert cpu.a == RANDOM.register(3) == table[timer & 15] % (first_max + 1)
     assert RANDOM.register(2) == table[timer >> 4] % (second_max + 1)
+
+
+def test_tablebcdbyte_leaves_r0_at_the_end_marker():
+    body = code("mov a,#12h", "mov r1,#20h", "mov r3,#50h", "mov r4,#40h", "call tablebcdbyte")
+    console = run_to_done(body)
+    end = console.cpu.register(0)
+    assert end == 0x7F - 2 - 8 and console.ram[end] == 0  # count, address, 2 x 4 bytes, then 0
