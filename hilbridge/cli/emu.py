@@ -22,6 +22,7 @@ from hilbridge.media.capture import Capture, save_capture
 from hilbridge.media.images import GifWriter
 
 FILE = click.Path(dir_okay=False)
+BIOS_HELP = "BIOS image, or 'open' / 'boot' for ours (default: our open BIOS, docs/bios.md)."
 
 
 @click.group()
@@ -41,7 +42,7 @@ def _read_text(path: str) -> str:
 @click.argument("cart", type=click.Path(dir_okay=False))
 @click.option("--frames", type=click.IntRange(min=0), default=600, show_default=True, help="Frames to run.")
 @click.option("--region", type=click.Choice(["ntsc", "pal"]), default="ntsc", show_default=True)
-@click.option("--bios", "bios_path", type=FILE, help="BIOS image (default: our boot BIOS).")
+@click.option("--bios", "bios_path", type=FILE, help=BIOS_HELP)
 @click.option("--mapper", type=click.Choice(sorted(MAPPER_TYPES)), help="Cartridge type.")
 @click.option("--trace", "trace_path", type=FILE, help="Write the MOVX writes to this file.")
 @click.option("--reads", is_flag=True, help="Also trace MOVX reads.")
@@ -124,7 +125,7 @@ def run(
 @emu.command()
 @click.argument("cart", type=click.Path(dir_okay=False))
 @click.option("--region", type=click.Choice(["ntsc", "pal"]), default="ntsc", show_default=True)
-@click.option("--bios", "bios_path", type=FILE, help="BIOS image (default: our boot BIOS).")
+@click.option("--bios", "bios_path", type=FILE, help=BIOS_HELP)
 @click.option("--mapper", type=click.Choice(sorted(MAPPER_TYPES)), help="Cartridge type.")
 @click.option("--scale", type=click.IntRange(1, 6), default=2, show_default=True, help="Window pixel size.")
 def view(cart: str, region: str, bios_path: str | None, mapper: str | None, scale: int) -> None:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import warnings
 from collections.abc import Callable
 from importlib import resources
 from os import PathLike
 from typing import Any
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.machine.bios import Bios, boot_bios, check_bios, read_bios
+from hilbridge.machine.bios import Bios, UnimplementedBiosRoutineWarning, check_bios, default_bios, read_bios
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import PROGRAM_START, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.cpu import Cpu
@@ -170,12 +171,14 @@ class Console:
         elif not isinstance(cart, Cartridge):
             cart = read_cartridge(cart)
         if bios is None:
-            bios = boot_bios()
+            bios = default_bios()
         elif isinstance(bios, bytes | bytearray):
             bios = check_bios(bytes(bios))
         elif not isinstance(bios, Bios):
             bios = read_bios(bios)
         self.bios: Bios = bios
+        self._traps = dict(bios.traps)
+        self._traps_reported: set[int] = set()
         self.cart = cart
         self.vdc = vdc if vdc is not None else _default_vdc(region)
         # MAME's frame end (raster at line 243, hpos 0); the VDC knows it to the attosecond
@@ -348,6 +351,8 @@ class Console:
         self.cpu.target = self.cpu.cycle + 1  # one instruction: no idle-loop skipping
         self.cpu.step()
         self._advance_frames()
+        if self._traps:
+            self._report_traps()
 
     def run_cycles(self, cycles: int) -> None:
         """Run whole instructions until at least `cycles` more machine cycles have passed."""
@@ -362,6 +367,26 @@ class Console:
         while self.frame < last:
             self.cpu.run_until(self.frame_end_cycle(self.frame))
             self._advance_frames()
+            if self._traps:
+                self._report_traps()
+
+    def _report_traps(self) -> None:
+        """Warn once per routine when the CPU sits in an unimplemented BIOS entry (`jmp $`) or an
+        interrupt has been taken there: the PC and the live return addresses on the stack."""
+        cpu = self.cpu
+        addresses = [cpu.pc]
+        for level in range(cpu.psw & 7):
+            addresses.append(cpu.ram[8 + 2 * level] | (cpu.ram[9 + 2 * level] & 0x0F) << 8)
+        for address in addresses:
+            name = self._traps.get(address)
+            if name is not None and address not in self._traps_reported:
+                self._traps_reported.add(address)
+                warnings.warn(
+                    f"the cartridge called the BIOS routine {name} ({address:04X}h), which the "
+                    f"{self.bios.name} does not implement; the program stops there (docs/bios.md)",
+                    UnimplementedBiosRoutineWarning,
+                    stacklevel=3,
+                )
 
     def _advance_frames(self) -> None:
         cycle = self.cpu.cycle

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.machine.bios import boot_bios
+from hilbridge.machine.bios import default_bios
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
 from hilbridge.machine.palette import RF_PALETTE
@@ -167,8 +167,8 @@ def run_mame(
 ) -> MameRun:
     """Run `cart` for `frames` frames on MAME and return its parsed trace (and pixel frames).
 
-    `bios` and `charset` default to the project's boot BIOS (reset and both interrupts handed to the
-    cartridge at 400h/402h/404h) and character ROM, the same ones our emulator uses.
+    `bios` and `charset` default to the project's open BIOS (docs/bios.md; reset and both interrupts
+    handed to the cartridge at 400h/402h/404h) and character ROM, the same ones our emulator uses.
     `slot` selects a MAME cartridge type through a private software list; None lets MAME choose
     from the size (2/4/8 KB: o2_rom, 16 KB: o2_rally). `keep_dir` keeps trace.txt and
     pixels.argb there; otherwise everything lives in a temporary directory.
@@ -179,7 +179,7 @@ def run_mame(
         raise HilbridgeError("frames must be at least 1")
     if slot is not None and slot not in SLOTS:
         raise HilbridgeError(f"unknown cartridge type {slot!r}; choose one of {', '.join(SLOTS)}")
-    bios = boot_bios().image if bios is None else bios
+    bios = default_bios().image if bios is None else bios
     charset = charset_rom() if charset is None else charset
     if len(bios) != ROM_SIZE:
         raise HilbridgeError(f"BIOS must be {ROM_SIZE} bytes, not {len(bios)}")

@@ -1,0 +1,163 @@
+"""Machine cycles of the open BIOS's routines, measured on our emulator, and docs/bios.md built from them
+and the entry-point table (`python -m hilbridge.machine.bios_cycles > docs/bios.md`).
+
+Each routine is called from a tiny cartridge after a fixed setup; the count runs from the CALL to the
+instruction after it, so it includes the CALL (2 cycles) and the routine's RET. Routines whose time
+depends on their input (divide, multiply) are measured at two inputs and given as a formula.
+"""
+
+from __future__ import annotations
+
+from hilbridge.machine.bios import open_bios
+from hilbridge.machine.console import Console
+
+# routine -> setup lines run before the CALL (the cart has called init already)
+SETUPS: dict[str, tuple[str, ...]] = {
+    "vdcenable": (),
+    "extramenable": (),
+    "init": (),
+    "gfxoff": (),
+    "gfxon": ("dis i",),
+    "clearchar": (),
+    "readkey": (),
+    "calcchar23": ("mov r4,#40h", "mov r5,#20h", "mov r6,#0Eh"),
+    "printchar": ("mov r0,#10h", "mov r3,#20h", "mov r4,#40h", "mov r5,#20h", "mov r6,#0Eh"),
+    "putchar23": ("mov r0,#12h", "mov r4,#40h", "mov r5,#20h", "mov r6,#0Eh"),
+    "tableprintchar": ("call extramenable", "mov r0,#7Dh", "mov r3,#20h", "mov r4,#40h", "mov r5,#1"),
+    "tablechar23": ("call extramenable", "mov r0,#7Dh", "mov r4,#40h", "mov r5,#1"),
+    "tablebcdnibble": ("call extramenable", "mov r0,#7Dh", "mov r4,#40h", "mov a,#5"),
+    "tableput2": ("call extramenable", "mov r0,#7Fh"),
+    "tableend": ("mov r0,#7Fh",),
+    "tablebcdbyte": ("mov a,#42h", "mov r1,#10h", "mov r3,#20h", "mov r4,#40h", "mov r6,#0Eh"),
+    "bittest": ("call extramenable", "mov a,#5", "mov r1,#40h"),
+    "bitset": ("call extramenable", "mov a,#5", "mov r1,#40h"),
+    "bitclear": ("call extramenable", "mov a,#5", "mov r1,#40h"),
+    "getjoystick": ("mov r1,#0",),
+    "decodejoystick": ("mov r2,#1", "mov r3,#0"),
+    "playsound": ("mov a,#28h",),
+    "nibblemixer": ("mov r5,#3", "mov r7,#0F8h"),
+    "random": ("mov r2,#0F8h", "mov r7,#0F0h"),
+}
+# routine -> (setup for input 0, setup for input 1, the input's name): cycles = a + b * input
+LINEAR: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
+    "divide": (("mov r2,#0", "mov r3,#1"), ("mov r2,#1", "mov r3,#1"), "quotient"),
+    "multiply": (("mov r2,#0", "mov r3,#3"), ("mov r2,#1", "mov r3,#3"), "R2"),
+}
+
+
+def call_cycles(routine: str, setup: tuple[str, ...]) -> int:
+    """Cycles from `call routine` to the instruction after it, after `setup`."""
+    return call_routine(routine, setup)[0]
+
+
+def call_routine(routine: str, setup: tuple[str, ...]) -> tuple[int, bytes, bytes]:
+    """(cycles, bank 0 R0-R7 at the CALL, bank 0 R0-R7 after it) for `call routine` after `setup`;
+    R0-R7 hold 0D0h-0D7h before the setup, so a register the routine leaves alone keeps its value."""
+    from hilbridge.toolchain.assembler import assemble_text
+
+    vectors = ("org 400h", "jmp start", "jmp 0009h", "retr", "nop", "jmp 001Ah", "jmp start")
+    body = (*(f"mov r{n},#0D{n}h" for n in range(8)), *setup)
+    lines = [_equates(), *(f"        {line}" for line in vectors), "start:  dis i", "        call 00F1h"]
+    lines += [*(f"        {line}" for line in body), f"at:     call {routine}", "after:  jmp after", ""]
+    text = "\n".join(lines)
+    result = assemble_text(text, name="cycles.asm")
+    image = bytearray(b"\xff" * 2048)
+    image[result.origin - 0x400 : result.origin - 0x400 + len(result.image)] = result.image
+    console = Console(bytes(image), bios=open_bios())
+    at, after = result.symbols["AT"], result.symbols["AFTER"]
+    start, before = -1, b""
+    while console.cpu.pc != after:
+        if console.cpu.pc == at:
+            start, before = console.cpu.cycle, bytes(console.cpu.ram[0:8])
+        console.step()
+        if console.cpu.cycle > 200_000:
+            raise RuntimeError(f"{routine} did not return")
+    return console.cpu.cycle - start, before, bytes(console.cpu.ram[0:8])
+
+
+def _equates() -> str:
+    from hilbridge.machine.bios import entry_points
+
+    return "\n".join(f"{entry.name} equ {entry.address:04X}h" for entry in entry_points())
+
+
+def routine_cycles() -> dict[str, str]:
+    """Routine name -> its cycles as docs/bios.md prints them."""
+    cycles = {name: str(call_cycles(name, setup)) for name, setup in SETUPS.items()}
+    for name, (first, second, variable) in LINEAR.items():
+        base = call_cycles(name, first)
+        step = call_cycles(name, second) - base
+        cycles[name] = f"{base} + {step} × {variable}"
+    return cycles
+
+
+INTRO = """# The open BIOS
+
+`hilbridge/machine/bios/open.asm` is our own 1024-byte replacement for the Videopac G7000 /
+Odyssey² console BIOS, built by our assembler into `open.bin` (a test rebuilds it byte for byte).
+It is the default BIOS of the emulator and of the MAME oracle; `--bios boot` selects the 16-line
+stub that only hands reset and the interrupts to the cartridge, `--bios FILE` a dump of your own.
+
+It was written from the documented entry points and register contracts (the "source" column) and
+from black-box behaviour, never from the copyrighted BIOS image. Every entry point keeps its
+documented address; routines that do not fit their slot continue in a gap. Where the documents give
+no detail, the open BIOS defines its own (marked "ours"):
+
+- The interrupt routine (`irq`, reached through the cartridge's 0402h) runs in register bank 1:
+  R5 = the interrupted A, R6 = the interrupted P1; `vsyncirq` and `copyregs` also use R0, R1, R2
+  and R7 of bank 1, and R4 of bank 1 holds the tune pointer. `RETR` restores the interrupted bank.
+- Internal RAM 3Dh: collision bits (VDC A2) read at the last VSYNC; 3Eh: frame counter; 3Fh bit 7:
+  copy the VDC table at the next VSYNC (cleared once copied). `init` clears 20h-3Fh.
+- The VDC table is in external RAM from 7Fh downwards: blocks of [count n][VDC address][n bytes
+  for address, address + 1, ...]; a count of 0 ends it. `copyregs` copies it in "copy mode"
+  (console.md: reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
+- `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
+- `selectgame` shows SELECT GAME in white on black (our screen).
+- Our own tune player: `playsound` stores a pointer into page 3 in R4 of bank 1 (where Sören
+  Gust's tuneplay demo reads it in its own sound hook) and sets iram 3Fh bit 6
+  (g7000.h's `irq_sound`; bits 0-5 count the frames of the note). While bit 6 is set, `vsyncirq`
+  continues at the cartridge's 040Ah, whose `jmp soundirq` runs one frame of `parsesnd`. A tune is
+  note bytes ending with 00h: bits 7-5 a sound pattern (0 rest, 1-6 tones of shift-register period
+  2, 4, 6, 8, 12, 24 bits at the fast clock, 7 noise), bits 4-0 the frames. Our tunes start at the
+  `tune_*` pointers of g7000.h (`tune_beep_error` 28h, `tune_explode` 2Eh, `tune_alarm` 3Ch,
+  `tune_select` 4Ah, `tune_keyclick` 56h, the click of `waitforkey`, `tune_buzz` 5Ah,
+  `tune_select2` 5Eh, `tune_shoot` 6Ah); every other pointer into 28h-6Ah plays the rest of a
+  tune or an empty one.
+- `random` and `nibblemixer` are ours: a fixed permutation of 0-15 at 02B3h, reduced to 0..maximum;
+  `random` mixes the two nibbles of the timer T. The clock (`initclock`, `doclock`) is a trap.
+
+**Unimplemented entry points** ("trap") hold `jmp $`: a cartridge that calls one stops there, and
+the emulator warns once, naming the routine (`UnimplementedBiosRoutineWarning`). "inside" entries
+(the G7400-only routines) fall inside other routines of this BIOS, as they do in the G7000's.
+
+Cycles are machine cycles from the `CALL` to the instruction after it (the `CALL` and the routine's
+`RET` included), measured on our emulator (`hilbridge.machine.bios_cycles`); the test carts of
+`fixtures/bios/` give identical bus traces on MAME 0.251 (tests/oracle/test_oracle_open_bios.py).
+"Source" names Sören Gust's *Videopac G7000 BIOS* manual as g7kbios chapter.section and his
+`g7000.h`; console.md is the project's hardware reference.
+
+This file is generated: `python -m hilbridge.machine.bios_cycles > docs/bios.md`.
+
+"""
+
+
+def bios_markdown() -> str:
+    """docs/bios.md: the introduction and one table row per entry point."""
+    from hilbridge.machine.bios import entry_points
+
+    cycles = routine_cycles()
+    rows = [
+        "| address | name | implemented | inputs | outputs | clobbers | cycles | source | notes |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in entry_points():
+        cells = (
+            f"{entry.address:04X}h", f"`{entry.name}`", entry.implemented, entry.inputs, entry.outputs,
+            entry.clobbers, cycles.get(entry.name, "-"), entry.source, entry.notes or "-",
+        )  # fmt: skip
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return INTRO + "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(bios_markdown(), end="")

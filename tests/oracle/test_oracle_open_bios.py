@@ -1,0 +1,138 @@
+"""Issue 13: the open BIOS's test carts (fixtures/bios) keep the routines' contracts, checked from the
+bus trace of our emulator, and MAME 0.251 given the open BIOS produces the same trace (and pixels)."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+from hilbridge.machine.bios import open_bios
+from hilbridge.machine.console import KEYBOARD
+from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
+from hilbridge.oracle.emulator import EmulatorRun, run_emulator
+from hilbridge.oracle.mame import MameRun, run_mame
+from hilbridge.oracle.trace import Access, first_mismatch, up_to_cycle
+
+BIOS_CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "bios"
+SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(BIOS_CARTS)}
+
+
+def _options(name: str) -> dict:
+    spec = SPECS[name]
+    return {
+        "frames": spec.frames, "slot": spec.slot, "reads": spec.reads, "pixels": spec.pixels,
+        "inputs": spec.inputs, "bios": open_bios().image,
+    }  # fmt: skip
+
+
+@cache
+def emulator(name: str, region: str = "ntsc") -> EmulatorRun:
+    return run_emulator(build_cart(SPECS[name]), region=region, **_options(name))
+
+
+@cache
+def mame(name: str, region: str) -> MameRun:
+    return run_mame(build_cart(SPECS[name]), region=region, **_options(name))
+
+
+def ram_writes(accesses: list[Access]) -> list[Access]:
+    """Writes that reach the external RAM: P14 = 0 and P16 = 0 (console.md 3.2)."""
+    return [a for a in accesses if a.kind == "W" and not a.p1 & 0x50 and a.addr < 0x80]
+
+
+def vdc_writes(accesses: list[Access]) -> list[Access]:
+    return [a for a in accesses if a.kind == "W" and not a.p1 & 0x08]
+
+
+def by_frame(writes: list[Access], address: int) -> dict[int, int]:
+    """The last value written to `address` in each frame."""
+    return {a.frame: a.data for a in writes if a.addr == address}
+
+
+def test_bios_math_results_are_the_contracts():
+    writes = ram_writes(emulator("bios_math").trace.accesses)
+    cells = {address: by_frame(writes, address) for address in range(0x0C)}
+    frames = sorted(cells[0])[1:]  # the first frame holds init's clearing only
+    assert len(frames) > 250
+    for frame in frames:
+        n = cells[0x0B][frame]  # the cart's own count of its loops
+        dividend, divisor = n ^ 0xA5, n % 13 + 1
+        quotient, remainder = divmod(dividend, divisor)
+        assert (cells[0][frame], cells[1][frame], cells[2][frame]) == (quotient, remainder, remainder)
+        assert cells[3][frame] == n * (n ^ 0x5A) & 0xFF
+        y, char, colour = 2 * n & 0xFF, n & 0x3F, n
+        pointer = (8 * char - y // 2) & 0x1FF
+        assert (cells[4][frame], cells[5][frame]) == (pointer & 0xFF, (colour & 0x0E) | pointer >> 8)
+    assert len(set(cells[0x0B].values())) > 250  # a new number nearly every frame
+    randoms = [(by_frame(writes, 0x0C)[frame], by_frame(writes, 0x0D)[frame]) for frame in frames]
+    assert all(first <= 7 and second <= 15 for first, second in randoms)
+    assert len(set(randoms)) > 8  # the running timer makes them differ
+
+
+def test_bios_math_joystick_results_follow_the_inputs():
+    writes = ram_writes(emulator("bios_math").trace.accesses)
+    dx, dy, fire, direction = (by_frame(writes, address) for address in (7, 8, 9, 0x0A))
+    # inputs (carts.tsv): frames 50-99 up + right, 120-199 right... 1C = down, left, fire
+    assert (dx[80], dy[80], fire[80], direction[80]) == (1, 0xFF, 0, 1)
+    assert (dx[150], dy[150], fire[150], direction[150]) == (0xFF, 1, 1, 5)
+    assert (dx[250], dy[250], fire[250], direction[250]) == (0, 0, 0, 8)
+
+
+def test_bios_game_prints_hello_and_reads_the_keys():
+    accesses = emulator("bios_game").trace.accesses
+    registers = bytearray(256)
+    for write in vdc_writes(accesses):
+        registers[write.addr] = write.data
+    codes = []
+    for n in range(5):
+        y, pointer = registers[0x10 + 4 * n], registers[0x12 + 4 * n] | (registers[0x13 + 4 * n] & 1) << 8
+        codes.append((pointer + y // 2) & 0x1FF)
+    names = {row * 8 + bit: key for key, (row, bit) in KEYBOARD.items()}
+    assert "".join(names[code // 8] for code in codes) == "HELLO"
+    keys = by_frame(ram_writes(accesses), 0x10)
+    row, bit = KEYBOARD["A"]
+    assert keys[80] == row * 8 + bit and keys[120] == 0xFF
+
+
+@pytest.mark.mame
+@pytest.mark.slow
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_open_bios_carts_equal_mame(name, region):
+    require_tool("mame")
+    theirs, ours = mame(name, region), emulator(name, region)
+    last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
+    expected = up_to_cycle(theirs.trace.accesses, last)
+    mismatch = first_mismatch(up_to_cycle(ours.trace.accesses, last), expected)
+    assert mismatch is None, f"{name} {region}: {mismatch.report()}"
+    assert len(expected) > SPECS[name].frames
+    if SPECS[name].pixels:
+        for frame in range(SPECS[name].frames):
+            assert np.array_equal(ours.frame_pixels(frame), theirs.frame_pixels(frame)), frame
+
+
+def test_bios_sound_plays_every_pointer_in_turn():
+    accesses = emulator("bios_sound").trace.accesses
+    played = [a.data for a in ram_writes(accesses) if a.addr == 0][1:]  # after init's clearing
+    pointers = list(range(0x28, 0x6B, 3))  # 2Eh and 6Ah among them: the two with noise
+    assert len(played) > len(pointers)  # every tune ends: the cart went round at least once
+    assert played == [pointers[n % len(pointers)] for n in range(len(played))]
+    sound_control = [a.data for a in vdc_writes(accesses) if a.addr == 0xAA]
+    assert 0xAC in sound_control and 0x9C in sound_control and sound_control[-1] in (0, 0xAC, 0x9C)
+
+
+def test_bios_tables_digit_and_bank_routines():
+    accesses = emulator("bios_tables").trace.accesses
+    writes = ram_writes(accesses)
+    p1, number = by_frame(writes, 0x20), by_frame(writes, 0x21)
+    frames = sorted(number)[1:]
+    assert len(frames) > 250
+    for frame in frames:  # bank3, bank02, bank01, bank0 from P1 bits 1-0 = 11 in turn
+        assert p1[frame] & 3 == (3, 2, 1, 0)[number[frame] % 4]
+    digits = [a.data for a in vdc_writes(accesses) if a.addr == 0x16]
+    expected = [(8 * (n & 15) - 0x20) & 0xFF for n in range(16)]  # y 40h: pointer 8 * code - 20h
+    assert all(value in expected for value in digits) and len(set(digits)) == 16
