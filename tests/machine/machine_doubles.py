@@ -24,6 +24,7 @@ class ScriptedVdc:
         self.t1_high = t1_high
         self.registers = bytearray(256)
         self.acknowledged = -1  # cycle of the last A1 read
+        self.cleared_at = -1  # cycle of the last A1 read that saw /INT and so cleared it
         self.writes: list[tuple[int, int, int]] = []
         self.lum: list[tuple[bool, int]] = []
         self.run_to_calls: list[int] = []
@@ -65,9 +66,12 @@ class ScriptedVdc:
         return self.registers[address]
 
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
-        """A1 (the only register with side effects here) reads the same until /INT next rises."""
+        """A1 (the only register with side effects here) reads the same until /INT next rises, unless
+        the read at `cycle` saw /INT and so cleared it: then the next read already differs."""
         if address != 0xA1:
             return NEVER
+        if mask & 0x08 and self.cleared_at == cycle:
+            return cycle + 1
         index = bisect.bisect_right(self.irq_at, cycle)
         horizon = self.irq_at[index] if index < len(self.irq_at) else NEVER
         if mask & 0x01 and self.hstatus_period:
@@ -79,6 +83,8 @@ class ScriptedVdc:
         if address == 0xA1:
             value = (0x08 if self.irq(cycle) else 0x00) | self._hstatus(cycle)
             self.acknowledged = cycle
+            if value & 0x08:
+                self.cleared_at = cycle
             return value
         return self.registers[address]
 

@@ -6,7 +6,7 @@ import random
 import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc, assemble_cart
 
@@ -143,6 +143,9 @@ LOOP_HEADS = [2, 2, 0, 0, 0, 1]
     shape=st.integers(0, len(LOOPS) - 1),
     irq_at=st.lists(st.integers(0, 20000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
 )
+# OUTL P1,A with A = 0 selects the VDC, and the first A1 read clears the /INT raised at cycle 0: the
+# test VDC's read_horizon once ignored that clear and the skipper repeated the first read's path.
+@example(filler=b"9", shape=0, irq_at=(0,))
 def test_idle_skipping_equals_stepping_on_random_code_around_loops(filler, shape, irq_at):
     image = bytearray(2048)
     image[0:2] = bytes([0x05, 0x25])  # EN I, EN TCNTI: interrupts may cut into the loop
