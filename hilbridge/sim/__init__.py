@@ -2,7 +2,9 @@
 
 `build_endpoint(options)` makes the device the name `sim` stands for. Options come as a query string:
 `sim?cart=FILE&type=o2_rally&faults=drop=0.01,dup=0.01&serial=SIM-0002`; without `cart` the slot
-holds the demo cartridge (`type` and `size` pick a demo image of another mapper type).
+holds the demo cartridge (`type` and `size` pick a demo image of another mapper type). The console
+that captures run on takes `region=pal` and a seeded deviation from the emulator,
+`deviation=NAME&frame=F&seed=S` (`hilbridge.sim.deviations`, docs/check.md).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from hilbridge.sim.demo import DEMO_MAPPER, DEMO_SIZE, demo_image
 from hilbridge.sim.device import SimulatedAdapter
 from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
-SIM_OPTIONS = ("cart", "type", "size", "faults", "serial")
+SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "deviation", "frame", "seed")
 
 
 def parse_options(query: str) -> dict[str, str]:
@@ -28,6 +30,27 @@ def parse_options(query: str) -> dict[str, str]:
             f"unknown simulator option {sorted(unknown)[0]!r}", hint="options: " + ", ".join(SIM_OPTIONS)
         )
     return options
+
+
+def console_options(options: dict[str, str]) -> dict[str, object]:
+    """The capture console's options from `region`, `deviation`, `frame` and `seed`."""
+    from hilbridge.machine.timing import REGIONS
+
+    chosen: dict[str, object] = {}
+    region = options.get("region", "ntsc")
+    if region not in REGIONS:
+        raise HilbridgeError(f"unknown simulator region {region!r}", hint="regions: " + ", ".join(REGIONS))
+    chosen["region"] = region
+    if options.get("deviation"):
+        from hilbridge.sim.deviations import Deviation, deviant_console
+
+        deviation = Deviation.parse(options["deviation"], options.get("frame", "0"), options.get("seed", "0"))
+        chosen["console"] = deviant_console(deviation)
+    elif "frame" in options or "seed" in options:
+        raise HilbridgeError(
+            "simulator options frame and seed belong to a deviation", hint="add deviation=NAME"
+        )
+    return chosen
 
 
 def build_device(
@@ -74,4 +97,5 @@ def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
     device = build_device(
         options.get("cart"), options.get("type"), size_value, plan, options.get("serial", "SIM-0001")
     )
+    device.console_options = console_options(options)
     return FaultyEndpoint(device, plan) if plan.active else device

@@ -79,6 +79,7 @@ class SimulatedAdapter:
         self.upload_mapper = ""
         self.emulated: Cartridge | None = None
         self.capture: Any = None  # a hilbridge.sim.capture.CaptureStream while capturing
+        self.console_options: dict[str, Any] = {}  # CaptureStream options: console factory, region
 
     # -- byte interface ---------------------------------------------------------------------------
     @property
@@ -290,7 +291,7 @@ class SimulatedAdapter:
             raise RequestRefused("NO_CARTRIDGE", "nothing to run: the slot is empty and emulation is off")
         if self.capture is not None:
             raise RequestRefused("BUSY", "a capture is already running")
-        self.capture = CaptureStream(cart, what)
+        self.capture = CaptureStream(cart, what, **self.console_options)
         return {"what": what}
 
     def on_capture_stop(self) -> dict[str, Any]:
