@@ -2,9 +2,10 @@
 
 `build_endpoint(options)` makes the device the name `sim` stands for. Options come as a query string:
 `sim?cart=FILE&type=o2_rally&faults=drop=0.01,dup=0.01&serial=SIM-0002`; without `cart` the slot
-holds the demo cartridge (`type` and `size` pick a demo image of another mapper type). The console
-that captures run on takes `region=pal` and a seeded deviation from the emulator,
-`deviation=NAME&frame=F&seed=S` (`hilbridge.sim.deviations`, docs/check.md).
+holds the demo cartridge (`type` and `size` pick a demo image of another mapper type). `region=pal`
+and `input=MOVIE` set up the console that runs during captures (its region, the input movie it plays);
+`deviation=NAME&frame=F&seed=S` makes it deviate from the emulator in one seeded, documented way
+(`hilbridge.sim.deviations`, docs/check.md).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from urllib.parse import parse_qs
 
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.inputs import NO_INPUT, read_input_movie
+from hilbridge.machine.timing import REGIONS
 from hilbridge.sim.demo import DEMO_MAPPER, DEMO_SIZE, demo_image
-from hilbridge.sim.device import SimulatedAdapter
+from hilbridge.sim.device import ConsoleSetup, SimulatedAdapter
 from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
-SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "deviation", "frame", "seed")
+SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "input", "deviation", "frame", "seed")
 
 
 def parse_options(query: str) -> dict[str, str]:
@@ -32,25 +35,19 @@ def parse_options(query: str) -> dict[str, str]:
     return options
 
 
-def console_options(options: dict[str, str]) -> dict[str, object]:
-    """The capture console's options from `region`, `deviation`, `frame` and `seed`."""
-    from hilbridge.machine.timing import REGIONS
+def deviation_factory(options: dict[str, str]):
+    """The capture console's factory for `deviation`, `frame` and `seed` (None: no deviation)."""
+    if not options.get("deviation"):
+        if "frame" in options or "seed" in options:
+            raise HilbridgeError(
+                "simulator options frame and seed belong to a deviation", hint="deviation=NAME"
+            )
+        return None
+    from hilbridge.sim.deviations import Deviation, deviant_console
 
-    chosen: dict[str, object] = {}
-    region = options.get("region", "ntsc")
-    if region not in REGIONS:
-        raise HilbridgeError(f"unknown simulator region {region!r}", hint="regions: " + ", ".join(REGIONS))
-    chosen["region"] = region
-    if options.get("deviation"):
-        from hilbridge.sim.deviations import Deviation, deviant_console
-
-        deviation = Deviation.parse(options["deviation"], options.get("frame", "0"), options.get("seed", "0"))
-        chosen["console"] = deviant_console(deviation)
-    elif "frame" in options or "seed" in options:
-        raise HilbridgeError(
-            "simulator options frame and seed belong to a deviation", hint="add deviation=NAME"
-        )
-    return chosen
+    return deviant_console(
+        Deviation.parse(options["deviation"], options.get("frame", "0"), options.get("seed", "0"))
+    )
 
 
 def build_device(
@@ -59,6 +56,7 @@ def build_device(
     size: int | None = None,
     faults: FaultPlan | None = None,
     serial: str = "SIM-0001",
+    console: ConsoleSetup | None = None,
 ) -> SimulatedAdapter:
     """A simulated adapter holding the cartridge file `cart` (or a demo image) in its slot."""
     plan = faults or FaultPlan()
@@ -82,7 +80,9 @@ def build_device(
         except ValueError as error:
             raise HilbridgeError(str(error)) from None
         cartridge = load_cartridge(image, chosen, name=f"demo-{chosen}-{size}")
-    return SimulatedAdapter(cartridge, serial=serial, unstable=plan.unstable_bits(), seed=plan.seed)
+    return SimulatedAdapter(
+        cartridge, serial=serial, unstable=plan.unstable_bits(), seed=plan.seed, console=console
+    )
 
 
 def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
@@ -94,8 +94,17 @@ def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
         size_value = int(size, 0) if size else None
     except ValueError:
         raise HilbridgeError(f"simulator size {size!r} is not a number") from None
+    region = options.get("region", "ntsc")
+    if region not in REGIONS:
+        raise HilbridgeError(f"unknown simulator region {region!r}", hint=", ".join(REGIONS))
+    movie = read_input_movie(options["input"]) if options.get("input") else NO_INPUT
     device = build_device(
-        options.get("cart"), options.get("type"), size_value, plan, options.get("serial", "SIM-0001")
+        options.get("cart"),
+        options.get("type"),
+        size_value,
+        plan,
+        options.get("serial", "SIM-0001"),
+        ConsoleSetup(region, movie),
     )
-    device.console_options = console_options(options)
+    device.console_factory = deviation_factory(options)
     return FaultyEndpoint(device, plan) if plan.active else device

@@ -14,10 +14,11 @@ from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.inputs import NO_INPUT, InputMovie
 
 ConsoleFactory = Callable[..., Console]
-"""Makes the simulated console from the cartridge and `region=`: `Console`, or a deviating one
-(`hilbridge.sim.deviations`)."""
+"""Makes the simulated console from the cartridge and `region=`: `Console`, or one that deviates
+from the emulator (`hilbridge.sim.deviations`)."""
 
 CHUNK_PAYLOAD = 4096  # capture chunks stay short so events reach the host soon after they happen
 RECORDS_PER_CHUNK = (CHUNK_PAYLOAD - 4) // CAPTURE_RECORD.size
@@ -37,8 +38,16 @@ _SYNC = MESSAGES["FRAME_SYNC"].id
 class CaptureStream:
     """Runs the console one frame per call of `next_events` and returns the event frames it produced."""
 
-    def __init__(self, cart: Cartridge, what: int, console: ConsoleFactory = Console, region: str = "ntsc"):
+    def __init__(
+        self,
+        cart: Cartridge,
+        what: int,
+        region: str = "ntsc",
+        movie: InputMovie = NO_INPUT,
+        console: ConsoleFactory = Console,
+    ):
         self.console = console(load_cartridge(cart.image, cart.mapper, name=cart.name), region=region)
+        self.movie = movie
         self.what = what
         self.chunks = 0
         self.records = 0
@@ -81,7 +90,9 @@ class CaptureStream:
             self._pending.clear()
 
     def next_events(self) -> list[tuple[int, bytes]]:
-        """Run one more video frame; the (frame type, payload) events it produced, in bus order."""
+        """Run one more video frame (its inputs applied first); the (frame type, payload) events it
+        produced, in bus order."""
+        self.movie.apply(self.console, self.console.frame)
         self.console.run_frames(1)
         self._flush()
         events, self._events = self._events, []

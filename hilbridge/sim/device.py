@@ -11,6 +11,7 @@ import random
 import time
 import zlib
 from collections import OrderedDict, deque
+from dataclasses import dataclass
 from typing import Any
 
 from hilbridge import __version__
@@ -32,6 +33,7 @@ from hilbridge.link.protocol import (
     parse_host_frame,
 )
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
+from hilbridge.machine.inputs import NO_INPUT, InputMovie
 
 BOARD_ID_SIM = 0x5100
 FIRMWARE_VERSION = (0, 1, 0)
@@ -52,6 +54,14 @@ class RequestRefused(Exception):
         self.detail = detail
 
 
+@dataclass(frozen=True, slots=True)
+class ConsoleSetup:
+    """The simulated console that runs during captures: its region and the input movie it plays."""
+
+    region: str = "ntsc"
+    movie: InputMovie = NO_INPUT
+
+
 class SimulatedAdapter:
     """A protocol-conformant adapter whose slot holds `cartridge` (None: an empty slot).
 
@@ -65,8 +75,10 @@ class SimulatedAdapter:
         serial: str = "SIM-0001",
         unstable: dict[int, int] | None = None,
         seed: int = 0,
+        console: ConsoleSetup | None = None,
     ):
         self.cartridge = cartridge
+        self.console = console or ConsoleSetup()
         self.serial = serial
         self.unstable = dict(unstable or {})
         self._random = random.Random(seed)
@@ -79,7 +91,7 @@ class SimulatedAdapter:
         self.upload_mapper = ""
         self.emulated: Cartridge | None = None
         self.capture: Any = None  # a hilbridge.sim.capture.CaptureStream while capturing
-        self.console_options: dict[str, Any] = {}  # CaptureStream options: console factory, region
+        self.console_factory: Any = None  # makes the capture console (None: the emulator's Console)
 
     # -- byte interface ---------------------------------------------------------------------------
     @property
@@ -291,7 +303,8 @@ class SimulatedAdapter:
             raise RequestRefused("NO_CARTRIDGE", "nothing to run: the slot is empty and emulation is off")
         if self.capture is not None:
             raise RequestRefused("BUSY", "a capture is already running")
-        self.capture = CaptureStream(cart, what, **self.console_options)
+        factory = {"console": self.console_factory} if self.console_factory else {}
+        self.capture = CaptureStream(cart, what, self.console.region, self.console.movie, **factory)
         return {"what": what}
 
     def on_capture_stop(self) -> dict[str, Any]:

@@ -1,0 +1,425 @@
+"""Capture sources for every device, and `open_capture`, which maps a device name to one.
+
+| device | source |
+|---|---|
+| `sim`, `sim?...` | `AdapterSource` on the simulated adapter (its console: our emulator) |
+| `usb`, `usb:SERIAL`, `/dev/ttyACM0`, `socket://...`, `rfc2217://...` | `AdapterSource` on a real adapter |
+| `mame` | `MameSource`: MAME 0.251 runs the cartridge, its Lua tracer writes the capture items |
+| `run.hbcap` (a path) | `CaptureReader` |
+
+Every source ends its items with a `Gap` when it knows records are missing (chunks lost on the link,
+records dropped by the adapter, a device that stopped streaming), so a consumer never takes missing
+data for agreement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hilbridge.capture.file import SUFFIX, CaptureReader
+from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, FrameSync, Gap, ResetDetected
+from hilbridge.errors import HilbridgeError
+from hilbridge.link.adapter import Adapter, CaptureRecord, capture_records
+from hilbridge.link.errors import LinkError
+from hilbridge.machine.cartridge import Cartridge, load_cartridge, read_cartridge
+from hilbridge.machine.inputs import NO_INPUT, InputMovie, read_input_movie
+from hilbridge.machine.timing import REGIONS
+
+ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+POLL_SECONDS = 0.05
+STATUS_SECONDS = 1.0  # how often a live capture asks the adapter for its dropped-record counter
+IDLE_SECONDS = 3.0  # a device silent for this long has stopped streaming
+CartLike = Cartridge | bytes | str | os.PathLike[str]
+MovieLike = InputMovie | str | os.PathLike[str]
+
+
+class CycleUnwrapper:
+    """Full cycle counts from the protocol's u32 stamps, which wrap at 2³² (stamps come in bus order)."""
+
+    def __init__(self) -> None:
+        self.high = 0
+        self.last = 0
+
+    def __call__(self, low: int) -> int:
+        full = self.high | low
+        if full < self.last and self.last - full > 1 << 31:
+            self.high += 1 << 32
+            full = self.high | low
+        self.last = full
+        return full
+
+
+@dataclass(slots=True)
+class _Progress:
+    next_chunk: int = 0
+    dropped_seen: int = 0
+    stopped_streaming: bool = False
+
+
+class AdapterSource:
+    """A live capture from an adapter (real or simulated): sniffing the slot, or serving `serve`.
+
+    Serving uploads the image and switches emulation on before the capture, and off again at the
+    end. The capture stops after `frames` frames (`FrameLimit` says how they are counted) or
+    `seconds` seconds, or when the device falls silent.
+    """
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        *,
+        frames: int | None = None,
+        seconds: float | None = None,
+        kinds: tuple[str, ...] = ALL_KINDS,
+        serve: Cartridge | None = None,
+        header: CaptureHeader | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        close_adapter: bool = True,
+    ):
+        self.adapter = adapter
+        self.frames = frames
+        self.seconds = seconds
+        self.kinds = kinds
+        self.serving = serve
+        self.idle_seconds = idle_seconds
+        self.close_adapter = close_adapter
+        self.end_message = ""
+        self.totals: dict[str, int] = {}
+        info = adapter.info
+        described = (
+            f"{adapter.name} (board {info.board_id:#06x}, firmware {info.firmware}, serial {info.serial})"
+        )
+        base = header or CaptureHeader(source="adapter")
+        if serve is not None:
+            base = replace(base, cart_sha1=hashlib.sha1(serve.image).hexdigest(), mapper=serve.mapper)
+        self._header = replace(base, adapter=described, kinds=tuple(kinds))
+        self._running = False
+
+    @property
+    def header(self) -> CaptureHeader:
+        return self._header
+
+    def _start(self) -> None:
+        if self.serving is not None:
+            self.adapter.upload(self.serving.image, self.serving.mapper)
+            self.adapter.emulation(True)
+        self.adapter.capture_start(self.kinds)
+        self._running = True
+
+    def _stop(self) -> dict[str, int]:
+        if not self._running:
+            return {}
+        self._running = False
+        try:
+            totals = self.adapter.capture_stop()
+        finally:
+            if self.serving is not None:
+                self.adapter.emulation(False)
+        return totals
+
+    def items(self) -> Iterator[CaptureItem]:
+        self._start()
+        progress = _Progress()
+        yield from self._stream(progress)
+        try:
+            self.totals = self._stop()
+        except LinkError as error:
+            if not progress.stopped_streaming:
+                raise
+            self.end_message += f"; stopping the capture failed too ({error.message})"
+            return
+        yield from self._final_gaps(progress.dropped_seen)
+
+    def _stream(self, progress: _Progress) -> Iterator[CaptureItem]:
+        unwrap = CycleUnwrapper()
+        limit = FrameLimit(self._header, self.frames) if self.frames is not None else None
+        started = last_event = last_status = time.monotonic()
+        while True:
+            try:
+                events = self.adapter.capture_events(POLL_SECONDS)
+            except LinkError as error:
+                yield self._stopped(progress, f"the link failed ({error.message})")
+                return
+            now = time.monotonic()
+            if events:
+                last_event = now
+            for item in self._decode(events, progress, unwrap):
+                if limit is not None and not limit.before_end(item):
+                    self.end_message = f"captured {self.frames} frames"
+                    return
+                yield item
+                if limit is not None and limit.ends_with(item):
+                    self.end_message = f"captured {self.frames} frames"
+                    return
+            if self.seconds is not None and now - started >= self.seconds:
+                self.end_message = f"captured {self.seconds:g} s"
+                return
+            if now - last_event >= self.idle_seconds:
+                yield self._stopped(progress, f"nothing for {self.idle_seconds:g} s")
+                return
+            if now - last_status >= STATUS_SECONDS:
+                last_status = now
+                try:
+                    dropped = self.adapter.status()["capture_dropped"]
+                except LinkError as error:
+                    yield self._stopped(progress, f"the adapter does not answer ({error.message})")
+                    return
+                if dropped > progress.dropped_seen:
+                    yield _dropped_gap(dropped - progress.dropped_seen)
+                    progress.dropped_seen = dropped
+
+    def _stopped(self, progress: _Progress, why: str) -> Gap:
+        self.end_message = f"{self.adapter.name}: the device stopped streaming ({why}); the capture ends here"
+        progress.stopped_streaming = True
+        return Gap(f"the device stopped streaming: {why}")
+
+    @staticmethod
+    def _decode(
+        events: list[tuple[str, dict[str, Any]]], progress: _Progress, unwrap: CycleUnwrapper
+    ) -> Iterator[CaptureItem]:
+        for name, fields in events:
+            if name == "CAPTURE_CHUNK":
+                lost = fields["chunk_seq"] - progress.next_chunk
+                if lost > 0:
+                    yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
+                progress.next_chunk = fields["chunk_seq"] + 1
+                for record in capture_records(fields["records"]):
+                    yield CaptureRecord(
+                        unwrap(record.cycle), record.kind, record.address, record.value, record.p1
+                    )
+            elif name == "RESET_DETECTED":
+                yield ResetDetected(unwrap(fields["cycle"]))
+            elif name == "FRAME_SYNC":
+                yield FrameSync(fields["frame"], unwrap(fields["cycle"]))
+
+    def _final_gaps(self, dropped_seen: int) -> Iterator[Gap]:
+        """Records the stop reply says the adapter dropped since the last status (their place is
+        unknown, so the gap stands at the end; chunks sent after the stop point are not missing)."""
+        if self.totals and self.totals["dropped"] > dropped_seen:
+            yield _dropped_gap(self.totals["dropped"] - dropped_seen)
+
+    def close(self) -> None:
+        try:
+            if self._running:
+                self._stop()
+        except LinkError:
+            pass  # the device is gone; closing must not hide the error that ended the capture
+        finally:
+            if self.close_adapter:
+                self.adapter.close()
+
+
+def _dropped_gap(records: int) -> Gap:
+    return Gap(f"the adapter dropped {records} record(s): the host did not keep up", records=records)
+
+
+def cartridge_of(cart: CartLike) -> Cartridge:
+    if isinstance(cart, Cartridge):
+        return cart
+    if isinstance(cart, bytes | bytearray):
+        return load_cartridge(bytes(cart))
+    return read_cartridge(cart)
+
+
+def movie_of(inputs: MovieLike | None) -> InputMovie:
+    if inputs is None:
+        return NO_INPUT
+    if isinstance(inputs, InputMovie):
+        return inputs
+    return read_input_movie(os.fspath(inputs))
+
+
+def is_capture_path(device: str) -> bool:
+    return device.endswith(SUFFIX) or Path(device).is_file()
+
+
+def open_capture(
+    device: str,
+    cart: CartLike | None = None,
+    *,
+    frames: int | None = None,
+    seconds: float | None = None,
+    region: str = "ntsc",
+    inputs: MovieLike | None = None,
+    serve: bool = False,
+    kinds: tuple[str, ...] = ALL_KINDS,
+    warn: Callable[[str], None] | None = None,
+) -> CaptureSource:
+    """The capture source `device` names (module table), set up to run `cart` where it can.
+
+    - `sim`: the simulated console runs `cart` (in its slot, or served with `serve`), in `region`,
+      playing `inputs`;
+    - `mame`: MAME runs `cart` in `region` with `inputs` (needs `frames` or `seconds`);
+    - a `.hbcap` path: the file; given `cart`, a capture of another cartridge is refused;
+    - a real adapter: sniffs the slot, or serves `cart` with `serve`; it cannot press keys, so
+      `inputs` is refused and the header says the capture is input-free.
+    """
+    if region not in REGIONS:
+        raise HilbridgeError(f"unknown region {region!r} (choose {', '.join(REGIONS)})")
+    if frames is not None and frames < 1:
+        raise HilbridgeError("--frames must be at least 1")
+    if seconds is not None and seconds <= 0:
+        raise HilbridgeError("--seconds must be positive")
+    cartridge = cartridge_of(cart) if cart is not None else None
+    movie = movie_of(inputs)
+    if device == "mame" or device.startswith("mame?"):
+        from hilbridge.capture.mame import MameSource
+
+        if cartridge is None:
+            raise HilbridgeError("the mame device needs a cartridge to run")
+        return MameSource(
+            cartridge, frames=frames, seconds=seconds, region=region, movie=movie, kinds=kinds, options=device
+        )
+    if device == "sim" or device.startswith("sim?"):
+        return _sim_source(device, cartridge, frames, seconds, region, movie, serve, kinds)
+    if is_capture_path(device):
+        expected = hashlib.sha1(cartridge.image).hexdigest() if cartridge is not None else None
+        reader = CaptureReader(device, expected_sha1=expected, warn=warn)
+        if frames is None:
+            return reader
+        return LimitedSource(reader, frames)
+    if movie:
+        raise HilbridgeError(
+            f"{device}: a real console's keyboard and joysticks are not on the cartridge slot",
+            hint="drop --input: a capture from an adapter is input-free",
+        )
+    if serve and cartridge is None:
+        raise HilbridgeError("--serve needs a cartridge image")
+    from hilbridge.link.discovery import open_adapter
+
+    adapter = open_adapter(device)
+    header = CaptureHeader(
+        source="adapter",
+        region=region,
+        notes=("input-free: the console's keyboard and joysticks are not on the slot",),
+    )
+    return AdapterSource(
+        adapter,
+        frames=frames,
+        seconds=seconds,
+        kinds=kinds,
+        serve=cartridge if serve else None,
+        header=header,
+    )
+
+
+def _sim_source(
+    device: str,
+    cartridge: Cartridge | None,
+    frames: int | None,
+    seconds: float | None,
+    region: str,
+    movie: InputMovie,
+    serve: bool,
+    kinds: tuple[str, ...],
+) -> AdapterSource:
+    """The simulated adapter with `cartridge` in its slot (or served), its console in `region`."""
+    from hilbridge.link.transport import InProcessTransport
+    from hilbridge.sim import build_device, parse_options
+    from hilbridge.sim.device import ConsoleSetup
+    from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
+
+    options = parse_options(device.partition("?")[2])
+    if "region" in options and options["region"] != region:
+        region = options["region"]
+        if region not in REGIONS:
+            raise HilbridgeError(f"unknown simulator region {region!r}", hint=", ".join(REGIONS))
+    if options.get("input"):
+        if movie:
+            raise HilbridgeError("two input movies: give either sim?input= or --input")
+        movie = read_input_movie(options["input"])
+    plan = FaultPlan.parse(options.get("faults", ""))
+    setup = ConsoleSetup(region, movie)
+    slot_cart = options.get("cart")
+    simulated = build_device(
+        slot_cart, options.get("type"), None, plan, options.get("serial", "SIM-0001"), setup
+    )
+    if cartridge is not None and not serve and slot_cart is None:
+        simulated.cartridge = cartridge
+    endpoint: Any = FaultyEndpoint(simulated, plan) if plan.active else simulated
+    adapter = Adapter(InProcessTransport(endpoint, name="sim"))
+    in_slot = simulated.cartridge
+    shown = cartridge if serve else in_slot
+    header = CaptureHeader(
+        source="sim",
+        cart_sha1=hashlib.sha1(shown.image).hexdigest() if shown is not None else "",
+        mapper=shown.mapper if shown is not None else "",
+        region=region,
+        bios="hilbridge boot BIOS",
+        inputs=movie.text,
+    )
+    if serve and cartridge is None:
+        raise HilbridgeError("--serve needs a cartridge image")
+    return AdapterSource(
+        adapter,
+        frames=frames,
+        seconds=seconds,
+        kinds=kinds,
+        serve=cartridge if serve else None,
+        header=header,
+    )
+
+
+CONSOLE_TIMED = ("sim", "mame")  # sources whose console starts at power-on with known frame timing
+
+
+class FrameLimit:
+    """Where a capture of `frames` frames ends.
+
+    For the simulated console and MAME (`CONSOLE_TIMED`) a frame is the console's own frame, ending
+    where MAME's frame callback fires: items stamped at or after the end of frame `frames - 1` are left
+    out. Any other source counts frame syncs (fetches of 0406h): the items end with the frame sync
+    that starts frame `frames`. (The fixture carts never fetch 0406h: their captures need console
+    timing or --seconds.)
+    """
+
+    def __init__(self, header: CaptureHeader, frames: int):
+        self.frames = frames
+        self.end_cycle: int | None = None
+        if header.source in CONSOLE_TIMED:
+            from hilbridge.machine.vdc import Vdc
+
+            self.end_cycle = Vdc(REGIONS[header.region]).frame_end_cycle(frames - 1)
+        self.syncs = 0
+
+    def before_end(self, item: CaptureItem) -> bool:
+        """False when `item` lies past the end (leave it out and stop)."""
+        if self.end_cycle is None or isinstance(item, Gap):
+            return True
+        return item.cycle < self.end_cycle
+
+    def ends_with(self, item: CaptureItem) -> bool:
+        """True when `item` (already yielded) is the last one."""
+        if self.end_cycle is None and isinstance(item, FrameSync):
+            self.syncs += 1
+            return self.syncs > self.frames
+        return False
+
+
+class LimitedSource:
+    """The first `frames` frames of another source (see `FrameLimit`)."""
+
+    def __init__(self, source: CaptureSource, frames: int):
+        self.source = source
+        self.limit = FrameLimit(source.header, frames)
+
+    @property
+    def header(self) -> CaptureHeader:
+        return self.source.header
+
+    def items(self) -> Iterator[CaptureItem]:
+        for item in self.source.items():
+            if not self.limit.before_end(item):
+                return
+            yield item
+            if self.limit.ends_with(item):
+                return
+
+    def close(self) -> None:
+        self.source.close()
