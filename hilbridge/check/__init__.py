@@ -19,7 +19,7 @@ from hilbridge.check.engine import CheckResult, check_capture, reports_full_p1
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import Bios
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge
-from hilbridge.machine.inputs import InputEvent
+from hilbridge.machine.inputs import NO_INPUT, InputMovie
 
 
 def expected_side(
@@ -28,7 +28,7 @@ def expected_side(
     *,
     region: str | None = None,
     bios: Bios | None = None,
-    inputs: tuple[InputEvent, ...] = (),
+    inputs: InputMovie = NO_INPUT,
     pictures: bool = True,
 ) -> EmulatorSide:
     """The emulator set up to produce what `source` records: its kinds, its view of P1, its region.
@@ -64,15 +64,16 @@ def check(
     cart: Cartridge,
     source: CaptureSource,
     *,
-    frames: int,
+    frames: int | None,
     region: str | None = None,
     bios: Bios | None = None,
-    inputs: tuple[InputEvent, ...] = (),
+    inputs: InputMovie = NO_INPUT,
     tolerance: int = 0,
     pictures: str = "auto",
     progress=None,
 ) -> CheckResult:
-    """Check `frames` frames of `source` against the emulator running `cart`; closes the source."""
+    """Check `frames` frames of `source` (None: all it has) against the emulator running `cart`;
+    closes the source."""
     try:
         side = expected_side(
             cart, source, region=region, bios=bios, inputs=inputs, pictures=pictures != "never"

@@ -22,7 +22,7 @@ from hilbridge.machine.bus import READ as BUS_READ
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge
 from hilbridge.machine.console import Console
-from hilbridge.machine.inputs import InputEvent
+from hilbridge.machine.inputs import NO_INPUT, InputEvent, InputMovie
 
 FETCH = CAPTURE_KINDS["FETCH"]
 READ = CAPTURE_KINDS["MOVX_READ"]
@@ -67,7 +67,7 @@ class EmulatorSide:
         *,
         region: str = "ntsc",
         bios: Bios | None = None,
-        inputs: tuple[InputEvent, ...] = (),
+        inputs: InputMovie = NO_INPUT,
         kinds: tuple[str, ...] = ("FETCH", "MOVX_WRITE", "P1"),
         pictures: bool = True,
         p1_mask: int = CART_P1_MASK,
@@ -77,13 +77,12 @@ class EmulatorSide:
         self.console = console or Console(cart, bios=bios, region=region)
         self.cart = cart
         self.region = self.console.region.name
-        self.inputs = tuple(sorted(inputs, key=lambda event: event.frame))
+        self.inputs = inputs
         self.what = sum(KIND_BITS[kind] for kind in kinds)
         self.pictures = pictures
         self.p1_mask = p1_mask
         self.copies = copies  # the source reports accesses in copy mode (it knows the whole P1)
         self._unseen = [0, 0]  # copy-mode accesses this frame that the source cannot see: all, VDC
-        self._next_input = 0
         self._events: list[Event] = []
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access)
@@ -156,12 +155,9 @@ class EmulatorSide:
         """Apply the movie's events for the next frame, run it, and return what the slot saw."""
         console = self.console
         number = console.frame
-        applied = []
-        while self._next_input < len(self.inputs) and self.inputs[self._next_input].frame <= number:
-            event = self.inputs[self._next_input]
+        applied = self.inputs.at(number)
+        for event in applied:
             event.apply(console)
-            applied.append(event)
-            self._next_input += 1
         vdc_state = console.vdc.state() if self.pictures else None
         console.run_frames(1)
         events, self._events = self._events, []

@@ -33,6 +33,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.machine.cartridge import CART_P1_MASK
 
 WINDOW = 32
+CONSOLE_TIMED = ("sim", "mame", "emulator")  # sources that stop exactly at a console frame end
 PROBE_FRAMES = 16  # emulator frames looked at to choose the frame marker
 PICTURE_MODES = ("auto", "always", "never")
 
@@ -56,6 +57,7 @@ class Divergence:
     expected_picture: np.ndarray | None = None
     actual_picture: np.ndarray | None = None
     picture_frame: int | None = None  # the video frame of the pictures
+    program: bytes = b""  # the emulator's 4 KB program space (BIOS and the cart's current bank)
 
 
 @dataclass(slots=True)
@@ -83,7 +85,7 @@ class FrameRanges:
 @dataclass(slots=True)
 class CheckResult:
     verdict: str  # "equal", "diverged" or "gap" (something could not be compared)
-    frames_requested: int
+    frames_requested: int | None  # None: all the capture has
     frames_compared: int = 0
     first_frame: int = 0
     last_frame: int = -1
@@ -168,11 +170,10 @@ def classify(expected: Event | None, actual: Event | None, previous_fetch: int |
         return "missing", "the console did less than the emulator"
     kind = expected[1]
     if kind != actual[1]:
-        return (
-            "order",
-            f"the emulator's next event is a {KIND_NAMES.get(kind & ~COPY_FLAG)}, the console's a "
-            + str(KIND_NAMES.get(actual[1] & ~COPY_FLAG)),
-        )
+        mine, theirs = (KIND_NAMES.get(event[1] & ~COPY_FLAG, "event") for event in (expected, actual))
+        if expected[0] <= actual[0]:
+            return f"missing {mine}", f"the console has no {mine} here: its next event is a {theirs}"
+        return f"extra {theirs}", f"the console has a {theirs} the emulator does not: its next is a {mine}"
     fields = [
         name
         for name, mine, theirs in zip(("cycle", "", "address", "value", "p1"), expected, actual, strict=False)
@@ -223,14 +224,14 @@ class Check:
         side: EmulatorSide,
         source: CaptureSource,
         *,
-        frames: int,
+        frames: int | None,
         tolerance: int = 0,
         pictures: str = "auto",
         progress: Callable[[int], None] | None = None,
     ) -> None:
         if pictures not in PICTURE_MODES:
             raise HilbridgeError(f"pictures must be one of {', '.join(PICTURE_MODES)}, not {pictures!r}")
-        if frames < 1:
+        if frames is not None and frames < 1:
             raise HilbridgeError(f"frames must be at least 1, not {frames}")
         if tolerance < 0:
             raise HilbridgeError(f"the tolerance is a number of cycles >= 0, not {tolerance}")
@@ -306,12 +307,11 @@ class Check:
 
         mask = 0xFF if self.full_p1 else CART_P1_MASK
         blocks = capture_blocks(self.source.items(), mask, anchor, copies=self.full_p1)
-        actual = cut_frames(blocks, marker, frame_end, markers=side.fetches)
+        timed = self.source.header.source in CONSOLE_TIMED
+        actual = cut_frames(blocks, marker, frame_end, markers=side.fetches, ends_on_frame=timed)
         compared = 0
-        pending: CutFrame | None = None
-        while compared < self.frames:
-            mine = pending or next(expected)
-            pending = None
+        while self.frames is None or compared < self.frames:
+            mine = next(expected)
             if not compared:
                 result.first_frame = mine.index
             theirs = next(actual, None)
@@ -321,11 +321,15 @@ class Check:
                         "the capture has no reset fetch of 0400h: nothing to align the emulator to",
                         hint="start the capture first, then switch the console on or press RESET",
                     )
-                self._stop(mine.index, "the capture ended here (the device stopped streaming)")
-                return
+                if self.frames is not None:
+                    self._stop(mine.index, "the capture ended before this frame")
+                break
             if theirs.end is None:
-                self._stop(mine.index, "the capture ended inside this frame (the device stopped streaming)")
-                return
+                if self.frames is None and not theirs.gap:
+                    result.notes.append(f"the capture ends inside frame {mine.index}: it is not compared")
+                else:
+                    self._stop(mine.index, theirs.gap or "the capture ended inside this frame")
+                break
             if theirs.gap:
                 while mine.end is not None and mine.end < theirs.end - self.tolerance:
                     self._gap(mine, theirs.gap)
@@ -346,8 +350,9 @@ class Check:
             result.verdict = "gap"
 
     def _stop(self, frame: int, reason: str) -> None:
+        """The capture ended at `frame` before all the frames asked for were compared."""
         result = self.result
-        last = result.first_frame + self.frames - 1
+        last = result.first_frame + self.frames - 1 if self.frames is not None else frame
         result.gaps.ranges.append([frame, max(frame, last), reason])
         result.verdict = "gap"
 
@@ -526,6 +531,7 @@ class Check:
         self._finish(divergence)
 
     def _finish(self, divergence: Divergence) -> None:
+        divergence.program = bytes(self.side.console.prog)
         self.result.divergence = divergence
         self.result.verdict = "diverged"
         self.result.last_frame = divergence.frame
@@ -535,7 +541,7 @@ def check_capture(
     side: EmulatorSide,
     source: CaptureSource,
     *,
-    frames: int,
+    frames: int | None,
     tolerance: int = 0,
     pictures: str = "auto",
     progress: Callable[[int], None] | None = None,

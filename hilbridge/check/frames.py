@@ -134,15 +134,21 @@ def cut_frames(
     marker: str,
     frame_end: Callable[[int], int],
     markers: bool = True,
+    ends_on_frame: bool = False,
 ) -> Iterator[CutFrame]:
     """Cut a side into frames, from its first reset on (what comes before is not compared).
+
+    The last frame has `end` None (the stream ended inside it), unless `ends_on_frame` says the
+    source stops exactly at a frame end (console-timed captures) and the time marker is used.
 
     `frame_end(n)` is the emulator's end cycle of video frame n; with the time marker, frame n is
     the part of video frame n after the reset. Without `markers` (the emulator traced no fetches
     after its reset) later reset and VSYNC markers are left out."""
     frame: CutFrame | None = None
     boundary = NEVER
+    ended_by_gap = False
     for block in blocks:
+        ended_by_gap = isinstance(block, Gap)
         if isinstance(block, Gap):
             if frame is not None and not frame.gap:
                 frame.gap = f"{block.reason} ({block.chunks} chunks, {block.records} records lost)"
@@ -189,4 +195,6 @@ def cut_frames(
             position = at
         frame.events.extend(block[position:])
     if frame is not None:
+        if ends_on_frame and marker == "time" and not ended_by_gap:
+            frame.end = boundary
         yield frame

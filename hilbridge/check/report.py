@@ -25,6 +25,13 @@ from hilbridge.toolchain.disasm import decode
 DISASSEMBLY_CONTEXT = 6  # instructions shown before and after the PC
 DIFF_COLOUR = (255, 0, 255)
 SCALE = 2
+STYLE = (
+    "body{font-family:sans-serif;margin:2em;max-width:1100px}"
+    "pre{background:#f6f8fa;padding:.6em;overflow-x:auto}"
+    "img{max-width:100%;image-rendering:pixelated}"
+    "td,th{padding:.2em .8em;text-align:left;vertical-align:top}"
+    ".verdict{font-size:1.4em;font-weight:bold}"
+)
 
 
 def disassembly_around(program: bytes, pc: int, context: int = DISASSEMBLY_CONTEXT) -> list[str]:
@@ -67,7 +74,8 @@ def png_bytes(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def divergence_dict(divergence: Divergence, program: bytes) -> dict[str, Any]:
+def divergence_dict(divergence: Divergence) -> dict[str, Any]:
+    program = divergence.program
     data = {
         "frame": divergence.frame,
         "cycle": divergence.cycle,
@@ -91,7 +99,7 @@ def divergence_dict(divergence: Divergence, program: bytes) -> dict[str, Any]:
     return data
 
 
-def result_dict(result: CheckResult, program: bytes) -> dict[str, Any]:
+def result_dict(result: CheckResult) -> dict[str, Any]:
     """Everything the check found, as plain JSON data."""
     header = result.header
     return {
@@ -121,11 +129,11 @@ def result_dict(result: CheckResult, program: bytes) -> dict[str, Any]:
         "input_free": result.input_free.ranges,
         "notes": result.notes,
         "seconds": round(result.seconds, 3),
-        "divergence": divergence_dict(result.divergence, program) if result.divergence else None,
+        "divergence": divergence_dict(result.divergence) if result.divergence else None,
     }
 
 
-def text_report(result: CheckResult, program: bytes) -> str:
+def text_report(result: CheckResult) -> str:
     """What the CLI prints: the verdict line, then the details that explain it."""
     lines = [result.summary(), f"frames cut at {result.marker_text}"]
     lines += [f"gap: {text}" for text in result.gaps.text()]
@@ -143,7 +151,7 @@ def text_report(result: CheckResult, program: bytes) -> str:
         lines.append(f"detail: {divergence.detail}")
         if divergence.pc is not None:
             lines.append(f"emulator PC {divergence.pc:03X}h ({divergence.pc_source}):")
-            lines += ["  " + line for line in disassembly_around(program, divergence.pc)]
+            lines += ["  " + line for line in disassembly_around(divergence.program, divergence.pc)]
         lines.append("last bus events, emulator | console:")
         width = max((len(text) for text in divergence.expected_window), default=0)
         for index in range(max(len(divergence.expected_window), len(divergence.actual_window))):
@@ -158,17 +166,15 @@ def _data_uri(data: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def html_report(result: CheckResult, program: bytes, title: str) -> str:
+def html_report(result: CheckResult, title: str) -> str:
     """One self-contained page: verdict, frame ranges, divergence with disassembly and pictures."""
-    data = result_dict(result, program)
+    data = result_dict(result)
     esc = html.escape
     colour = {"equal": "#1a7f37", "diverged": "#cf222e"}.get(result.verdict, "#9a6700")
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>hilbridge check: {esc(title)}</title>",
-        "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}pre{background:#f6f8fa;"
-        "padding:.6em;overflow-x:auto}td,th{padding:.2em .8em;text-align:left;vertical-align:top}"
-        ".verdict{font-size:1.4em;font-weight:bold}</style></head><body>",
+        f"<style>{STYLE}</style></head><body>",
         f"<h1>hilbridge check: {esc(title)}</h1>",
         f"<p class='verdict' style='color:{colour}'>{esc(result.summary())}</p>",
         "<table>",
@@ -219,7 +225,7 @@ def html_report(result: CheckResult, program: bytes, title: str) -> str:
     return "\n".join(parts)
 
 
-def write_report(result: CheckResult, program: bytes, directory: str | Path, title: str) -> Path:
+def write_report(result: CheckResult, directory: str | Path, title: str) -> Path:
     """Write report.html, report.json and (at a divergence with pictures) pictures.png into
     `directory`; returns the HTML file's path."""
     folder = Path(directory)
@@ -233,9 +239,9 @@ def write_report(result: CheckResult, program: bytes, directory: str | Path, tit
         ):
             image = side_by_side(divergence.expected_picture, divergence.actual_picture)
             write_atomic(folder / "pictures.png", png_bytes(image))
-        write_atomic(folder / "report.json", json.dumps(result_dict(result, program), indent=2).encode())
+        write_atomic(folder / "report.json", json.dumps(result_dict(result), indent=2).encode())
         page = folder / "report.html"
-        write_atomic(page, html_report(result, program, title).encode("utf-8"))
+        write_atomic(page, html_report(result, title).encode("utf-8"))
     except OSError as error:
         raise HilbridgeError(
             f"cannot write the report: {error.strerror or error}", SourceLocation(str(folder))

@@ -23,6 +23,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.load", "unload"),
     ("hilbridge.cli.sim", "sim"),
     ("hilbridge.cli.emu", "emu"),
+    ("hilbridge.cli.check", "check_command"),
     ("hilbridge.cli.capture", "capture"),
 )
 
