@@ -34,7 +34,7 @@ from hilbridge.machine.cartridge import CART_P1_MASK
 
 WINDOW = 32
 CONSOLE_TIMED = ("sim", "mame", "emulator")  # sources that stop exactly at a console frame end
-PROBE_FRAMES = 16  # emulator frames looked at to choose the frame marker
+PROBE_FRAMES = 8  # emulator frames looked at to choose the frame marker
 PICTURE_MODES = ("auto", "always", "never")
 
 
@@ -440,7 +440,7 @@ class Check:
         else:
             expected_event = expected_events[index] if index < len(expected_events) else None
             actual_event = actual_events[index] if index < len(actual_events) else None
-            cycle = (expected_event or actual_event)[0]  # type: ignore[index]
+            cycle = min(event[0] for event in (expected_event, actual_event) if event is not None)
         before = [e for e in mine.events if e[0] <= cycle][: index if index is not None else None]
         fetches = [e for e in before if e[1] == FETCH]
         previous_fetch = fetches[-1][2] if fetches else None
