@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from conftest import SimulatedCapture, fixture_cart
+from check_support import SimulatedCapture, fixture_cart
 
 from hilbridge.capture.sources import open_capture
 from hilbridge.capture.stream import CaptureHeader, CaptureItem, Gap

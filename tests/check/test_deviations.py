@@ -10,7 +10,7 @@ order, which knows nothing of frames. The full matrix (every deviation, cart and
 from __future__ import annotations
 
 import pytest
-from conftest import SimulatedCapture, first_raw_difference, fixture_cart, specs
+from check_support import SimulatedCapture, first_raw_difference, fixture_cart, specs
 
 from hilbridge.check import check
 from hilbridge.machine.timing import REGIONS

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SimulatedCapture, fixture_cart
+from check_support import SimulatedCapture, fixture_cart
+from conftest import require_tool
 from PIL import Image
 
 from hilbridge.check import check
 from hilbridge.check.report import disassembly_around, result_dict, side_by_side, text_report, write_report
 from hilbridge.sim.deviations import Deviation
-from tests.conftest import require_tool
 
 
 @pytest.fixture(scope="module")

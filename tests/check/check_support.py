@@ -1,4 +1,4 @@
-"""Helpers for the check's tests: the fixture carts, and capture sources straight from the simulated
+"""Shared by the check's tests: the fixture carts, and capture sources straight from the simulated
 console (the same CaptureStream the simulated adapter runs, without the link in between)."""
 
 from __future__ import annotations
@@ -7,8 +7,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-
-import pytest
 
 from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
 from hilbridge.link.adapter import CaptureRecord, capture_records
@@ -94,8 +92,3 @@ def first_raw_difference(
         syncs += isinstance(mine, FrameSync)
         entries += isinstance(mine, CaptureRecord) and mine.kind == "FETCH" and mine.address == 0x402
     return None
-
-
-@pytest.fixture
-def carts() -> dict[str, CartSpec]:
-    return specs()
