@@ -298,7 +298,7 @@ class Check:
         result.marker = marker
         result.marker_text = MARKERS[marker]
         frame_end = side.console.frame_end_cycle
-        expected = cut_frames(self._expected_blocks(probe), marker, frame_end, markers=side.fetches)
+        expected = cut_frames(self._expected_blocks(probe), marker, frame_end)
 
         def anchor() -> int:
             if side.reset_cycle is None:
@@ -306,9 +306,9 @@ class Check:
             return side.reset_cycle
 
         mask = 0xFF if self.full_p1 else CART_P1_MASK
-        blocks = capture_blocks(self.source.items(), mask, anchor, copies=self.full_p1)
+        blocks = capture_blocks(self.source.items(), mask, anchor, copies=self.full_p1, markers=side.fetches)
         timed = self.source.header.source in CONSOLE_TIMED
-        actual = cut_frames(blocks, marker, frame_end, markers=side.fetches, ends_on_frame=timed)
+        actual = cut_frames(blocks, marker, frame_end, ends_on_frame=timed)
         compared = 0
         while self.frames is None or compared < self.frames:
             mine = next(expected)

@@ -54,13 +54,15 @@ class CutFrame:
 
 
 def capture_blocks(
-    items: Iterator[CaptureItem], p1_mask: int, anchor: Callable[[], int], copies: bool
+    items: Iterator[CaptureItem], p1_mask: int, anchor: Callable[[], int], copies: bool, markers: bool = True
 ) -> Iterator[Block]:
     """Capture items as event blocks in the emulator's time, from the first reset on.
 
     Cycles are unwrapped (records carry their low 32 bits) and shifted so that the first reset
     falls on the emulator's (`anchor()`); P1 is masked to what both sides report. Copy-mode
-    accesses are kept only where the source reports them (`copies`), as the emulator side does."""
+    accesses are kept only where the source reports them (`copies`), as the emulator side does;
+    reset and VSYNC markers after the first reset only with `markers` (the emulator's fetches are
+    traced)."""
     kinds = dict(CAPTURE_KINDS)
     high = 0
     last = 0
@@ -103,9 +105,11 @@ def capture_blocks(
             cycle = unwrap(item.cycle)
             if shift is None:
                 shift = anchor() - cycle
+            elif not markers:
+                continue
             append((cycle + shift, RESET, RESET_ADDRESS, 0, 0))
         elif isinstance(item, FrameSync):
-            if shift is None:
+            if shift is None or not markers:
                 continue
             append((unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK, 0, 0))
         elif isinstance(item, Gap):
@@ -133,7 +137,6 @@ def cut_frames(
     blocks: Iterator[Block],
     marker: str,
     frame_end: Callable[[int], int],
-    markers: bool = True,
     ends_on_frame: bool = False,
 ) -> Iterator[CutFrame]:
     """Cut a side into frames, from its first reset on (what comes before is not compared).
@@ -142,8 +145,7 @@ def cut_frames(
     source stops exactly at a frame end (console-timed captures) and the time marker is used.
 
     `frame_end(n)` is the emulator's end cycle of video frame n; with the time marker, frame n is
-    the part of video frame n after the reset. Without `markers` (the emulator traced no fetches
-    after its reset) later reset and VSYNC markers are left out."""
+    the part of video frame n after the reset."""
     frame: CutFrame | None = None
     boundary = NEVER
     ended_by_gap = False
@@ -167,9 +169,6 @@ def cut_frames(
             frame = CutFrame(index, start, None)
             frame.events.append(block[position])
             position += 1
-        if not markers:
-            block = [event for event in block[position:] if event[1] != RESET and event[1] != SYNC]
-            position = 0
         if marker == "time":
             while block and block[-1][0] >= boundary:
                 at = bisect.bisect_left(block, boundary, lo=position, key=_cycle)
