@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+from check_support import specs
+
 from hilbridge.capture.stream import FrameSync, Gap, ResetDetected
 from hilbridge.check.emulator import FETCH, P1, RESET, SYNC, WRITE
 from hilbridge.check.engine import FrameRanges, classify, first_difference
@@ -101,3 +104,28 @@ def test_frame_ranges_merge_consecutive_frames_with_one_reason():
     ranges.add(8, "y")
     assert ranges.ranges == [[1, 3, "x"], [7, 7, "x"], [8, 8, "y"]]
     assert ranges.count() == 5
+
+
+def traced_events(cart_name: str, frames: int, stepping: bool) -> list:
+    from check_support import fixture_cart
+
+    from hilbridge.check.emulator import EmulatorSide
+    from hilbridge.machine.cpu import Cpu
+
+    side = EmulatorSide(
+        fixture_cart(cart_name), kinds=("FETCH", "MOVX_READ", "MOVX_WRITE", "P1"), pictures=False
+    )
+    if stepping:
+        side.console.cpu.__class__ = Cpu  # the plain CPU: every instruction stepped and traced
+    return [event for _ in range(frames) for event in side.next_frame().events]
+
+
+@pytest.mark.parametrize("cart_name", ["bank_rally", "timer_counter"])
+def test_idle_loops_skipped_while_tracing_give_the_fetches_of_stepping(cart_name: str) -> None:
+    assert traced_events(cart_name, 12, stepping=False) == traced_events(cart_name, 12, stepping=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cart_name", sorted(specs()))
+def test_idle_loops_skipped_while_tracing_on_every_cart(cart_name: str) -> None:
+    assert traced_events(cart_name, 60, stepping=False) == traced_events(cart_name, 60, stepping=True)
