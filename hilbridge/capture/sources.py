@@ -27,14 +27,19 @@ from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter, CaptureRecord, capture_records
 from hilbridge.link.errors import LinkError
-from hilbridge.machine.cartridge import Cartridge, load_cartridge, read_cartridge
+from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
+from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge, read_cartridge
+from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie, read_input_movie
 from hilbridge.machine.timing import REGIONS
 
 ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+KIND_NAMES = {value: name for name, value in CAPTURE_KINDS.items()}
 POLL_SECONDS = 0.05
 STATUS_SECONDS = 1.0  # how often a live capture asks the adapter for its dropped-record counter
 IDLE_SECONDS = 3.0  # a device silent for this long has stopped streaming
+RESET_ADDRESS, VSYNC_HOOK = 0x400, 0x406
 CartLike = Cartridge | bytes | str | os.PathLike[str]
 MovieLike = InputMovie | str | os.PathLike[str]
 
@@ -93,7 +98,8 @@ class AdapterSource:
         self.totals: dict[str, int] = {}
         info = adapter.info
         described = (
-            f"{adapter.name} (board {info.board_id:#06x}, firmware {info.firmware}, serial {info.serial})"
+            f"{adapter.name} (board {info.board_id:#06x}, firmware {info.firmware} "
+            f"[{adapter.firmware_info()}], serial {info.serial})"
         )
         base = header or CaptureHeader(source="adapter")
         if serve is not None:
@@ -189,10 +195,7 @@ class AdapterSource:
                 if lost > 0:
                     yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
                 progress.next_chunk = fields["chunk_seq"] + 1
-                for record in capture_records(fields["records"]):
-                    yield CaptureRecord(
-                        unwrap(record.cycle), record.kind, record.address, record.value, record.p1
-                    )
+                yield from _unwrapped_records(fields["records"], unwrap)
             elif name == "RESET_DETECTED":
                 yield ResetDetected(unwrap(fields["cycle"]))
             elif name == "FRAME_SYNC":
@@ -213,6 +216,108 @@ class AdapterSource:
         finally:
             if self.close_adapter:
                 self.adapter.close()
+
+
+def _unwrapped_records(chunk: bytes, unwrap: CycleUnwrapper) -> list[CaptureRecord]:
+    """The chunk's records with full cycles; one unwrap per chunk unless the u32 wraps inside it (a
+    chunk spans far less than 2³¹ cycles, so comparing its first and last stamp tells)."""
+    if len(chunk) % CAPTURE_RECORD.size:
+        capture_records(chunk)  # raises the protocol error
+    rows = list(CAPTURE_RECORD.iter_unpack(chunk))
+    if not rows:
+        return []
+    names = KIND_NAMES
+    high = unwrap(rows[0][0]) - rows[0][0]
+    before_last = unwrap.high, unwrap.last
+    if unwrap(rows[-1][0]) - rows[-1][0] != high:  # wrapped inside this chunk: go record by record
+        unwrap.high, unwrap.last = before_last
+        first = CaptureRecord(high | rows[0][0], names.get(rows[0][1], f"?{rows[0][1]}"), *rows[0][2:])
+        return [first] + [
+            CaptureRecord(unwrap(c), names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows[1:]
+        ]
+    return [CaptureRecord(high | c, names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows]
+
+
+class ConsoleSource:
+    """Our emulator's bus as a capture, straight from its bus listener: the items the simulated
+    adapter's capture gives (`sim`), without the protocol in between (for a caller's own console).
+
+    `console` may be given (a console set up by the caller, e.g. with a deviation built in); it must
+    be at power-on. Without `frames` it runs until the consumer stops.
+    """
+
+    def __init__(
+        self,
+        cart: Cartridge,
+        *,
+        frames: int | None = None,
+        region: str = "ntsc",
+        movie: InputMovie = NO_INPUT,
+        kinds: tuple[str, ...] = ALL_KINDS,
+        console: Console | None = None,
+    ):
+        self.console = console or Console(
+            load_cartridge(cart.image, cart.mapper, name=cart.name), region=region
+        )
+        self.frames = frames
+        self.movie = movie
+        self.kinds = frozenset(kinds)
+        self._header = CaptureHeader(
+            source="emulator",
+            cart_sha1=hashlib.sha1(cart.image).hexdigest(),
+            mapper=cart.mapper,
+            region=self.console.region.name,
+            bios="hilbridge boot BIOS",
+            kinds=tuple(kinds),
+            inputs=movie.text,
+        )
+
+    @property
+    def header(self) -> CaptureHeader:
+        return self._header
+
+    def items(self) -> Iterator[CaptureItem]:
+        console = self.console
+        wanted = self.kinds
+        pending: list[CaptureRecord | ResetDetected | FrameSync] = []
+        append = pending.append
+        p1_bits = console.p1 & CART_P1_MASK
+        syncs = 0
+        kind_names = {FETCH: "FETCH", READ: "MOVX_READ", WRITE: "MOVX_WRITE"}
+
+        def listen(access: BusAccess) -> None:
+            nonlocal p1_bits, syncs
+            cycle, kind, address, value, p1 = access
+            if p1 & CART_P1_MASK != p1_bits:
+                p1_bits = p1 & CART_P1_MASK
+                if "P1" in wanted:
+                    append(CaptureRecord(cycle, "P1", 0, p1_bits, p1))
+            name = kind_names[kind]
+            if name in wanted:
+                append(CaptureRecord(cycle, name, address, value, p1))
+            if kind == FETCH and address == RESET_ADDRESS:
+                append(ResetDetected(cycle))
+            elif kind == FETCH and address == VSYNC_HOOK:
+                append(FrameSync(syncs, cycle))
+                syncs += 1
+
+        console.add_bus_listener(listen, fetches=True)
+        end = console.frame_end_cycle(self.frames - 1) if self.frames is not None else None
+        try:
+            while self.frames is None or console.frame < self.frames:
+                self.movie.apply(console, console.frame)
+                console.run_frames(1)
+                if end is not None and pending and pending[-1].cycle >= end:
+                    yield from (item for item in pending if item.cycle < end)
+                    return
+                yield from pending
+                pending.clear()
+            yield from (item for item in pending if end is None or item.cycle < end)
+        finally:
+            console.remove_bus_listener(listen)
+
+    def close(self) -> None:
+        pass
 
 
 def _dropped_gap(records: int) -> Gap:
@@ -272,7 +377,7 @@ def open_capture(
         from hilbridge.capture.mame import MameSource
 
         if cartridge is None:
-            raise HilbridgeError("the mame device needs a cartridge to run")
+            raise HilbridgeError("the mame device needs a cartridge to run", hint="--serve CART")
         return MameSource(
             cartridge, frames=frames, seconds=seconds, region=region, movie=movie, kinds=kinds, options=device
         )
@@ -367,7 +472,7 @@ def _sim_source(
     )
 
 
-CONSOLE_TIMED = ("sim", "mame")  # sources whose console starts at power-on with known frame timing
+CONSOLE_TIMED = ("sim", "mame", "emulator")  # consoles that start at power-on with known frame timing
 
 
 class FrameLimit:

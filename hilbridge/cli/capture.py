@@ -15,12 +15,14 @@ from tqdm import tqdm
 
 from hilbridge.capture.export import write_csv, write_json, write_vcd
 from hilbridge.capture.file import CaptureReader, CaptureWriter
-from hilbridge.capture.sources import AdapterSource, open_capture
-from hilbridge.capture.stream import FrameSync, Gap, ResetDetected
+from hilbridge.capture.mame import MameSource
+from hilbridge.capture.sources import CONSOLE_TIMED, AdapterSource, open_capture
+from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, Gap, ResetDetected
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.link.discovery import DEFAULT_DEVICE
 from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.vdc import Vdc
 
 DEVICE_HELP = "sim[?...], mame, usb[:SERIAL], a serial port or pyserial URL (see `hilbridge devices`)."
 SHOWN_RECORDS = 10
@@ -49,11 +51,38 @@ def check_output(output: str, inputs: list[str | None], force: bool) -> None:
         raise HilbridgeError("output directory does not exist", SourceLocation(str(path.parent)))
 
 
+class FrameEnds:
+    """Counts frames for the progress bar as `--frames` counts them (`FrameLimit`): console frames
+    of sim and mame, frame syncs elsewhere."""
+
+    def __init__(self, header: CaptureHeader):
+        self.vdc = Vdc(REGIONS[header.region]) if header.source in CONSOLE_TIMED else None
+        self.done = 0
+        self.next_end = self.vdc.frame_end_cycle(0) if self.vdc else 0
+
+    def passed(self, item: CaptureItem) -> bool:
+        if self.vdc is None:
+            return isinstance(item, FrameSync)
+        if isinstance(item, Gap) or item.cycle < self.next_end:
+            return False
+        self.done += 1
+        self.next_end = self.vdc.frame_end_cycle(self.done)
+        return True
+
+
 @click.group(invoke_without_command=True)
 @click.option("-d", "--device", default=DEFAULT_DEVICE, show_default=True, help=DEVICE_HELP)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="The .hbcap file to write.")
-@click.option("--frames", type=click.IntRange(min=1), help="Stop after N frames (FRAME_SYNC count).")
-@click.option("--seconds", type=click.FloatRange(min=0, min_open=True), help="Stop after S seconds.")
+@click.option(
+    "--frames",
+    type=click.IntRange(min=1),
+    help="Stop after N frames: console frames on sim and mame, frame syncs (0406h fetches) on an adapter.",
+)
+@click.option(
+    "--seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Stop after S seconds (wall clock; mame: emulated time).",
+)
 @click.option(
     "--serve",
     "serve",
@@ -91,6 +120,7 @@ def capture(
     )
     counts: Counter[str] = Counter()
     stopped = ""
+    frame_end = FrameEnds(source.header)
     try:
         with (
             CaptureWriter(output, source.header, overwrite=force) as writer,
@@ -100,17 +130,22 @@ def capture(
                 for item in source.items():
                     writer.write(item)
                     counts[type(item).__name__] += 1
-                    if isinstance(item, FrameSync):
+                    if frame_end.passed(item):
                         bar.update(1)
                         bar.set_postfix(records=counts["CaptureRecord"], refresh=False)
-                    elif isinstance(item, Gap):
+                    if isinstance(item, Gap):
                         tqdm.write(f"gap: {item.reason}")
             except KeyboardInterrupt:
                 stopped = "stopped by Ctrl-C"
+            except HilbridgeError as error:
+                partial = writer.abort()
+                raise HilbridgeError(
+                    f"{error.message} (what was captured is in {partial})", error.location, error.hint
+                ) from None
     finally:
         source.close()
     gaps = counts["Gap"]
-    message = stopped or (source.end_message if isinstance(source, AdapterSource) else "")
+    message = stopped or (source.end_message if isinstance(source, AdapterSource | MameSource) else "")
     click.echo(
         f"wrote {output}: {counts['CaptureRecord']} records, {counts['FrameSync']} frame syncs, "
         f"{counts['ResetDetected']} resets, {gaps} gap{'s' if gaps != 1 else ''}"

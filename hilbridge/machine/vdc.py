@@ -236,6 +236,7 @@ class Vdc:
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self._status_read_cycle = 0  # end of the last A1 read: MAME starts a new timeslice there
+        self._earlier_status_read_cycle = 0  # the one before: what the last read's own time depends on
         self._deferred_update = -1  # end cycle of a redraw with the current picture not yet recorded
         self.renderer.reset()
         if self.audio is not None:
@@ -487,7 +488,7 @@ class Vdc:
         self._draw_to_beam(cycle, pixel)
         major, _ = self.renderer.resolve(collisions=False)
         self.control_status |= major
-        self._status_read_cycle = cycle  # the skipped read happened in MAME: its timeslice ended
+        self._note_status_read(cycle)  # the skipped read happened in MAME: its timeslice ended
         return self._status_value(pixel)
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
@@ -618,9 +619,19 @@ class Vdc:
         low, high, begun = self._slice_cache
         if not low <= start < high:
             begun = self._slice_start(start)
-        if begun < self._status_read_cycle <= start:
-            begun = self._status_read_cycle
+        # the latest A1 read that ended by this instruction's start; the last read's own time (asked
+        # by a bus listener after the read) depends on the read before it
+        read = (
+            self._status_read_cycle if self._status_read_cycle <= start else self._earlier_status_read_cycle
+        )
+        if begun < read <= start:
+            begun = read
         return begun * self._cycle_as + (cycle - begun) * self._slice_cycle_as
+
+    def _note_status_read(self, cycle: int) -> None:
+        if cycle != self._status_read_cycle:
+            self._earlier_status_read_cycle = self._status_read_cycle
+        self._status_read_cycle = cycle
 
     def mame_trace_cycle(self, cycle: int) -> int:
         """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
@@ -680,7 +691,7 @@ class Vdc:
             self.irq_line = False
             self.control_status &= ~STATUS_CLEARED_BY_READ
             self._last_read_value = data
-            self._status_read_cycle = cycle
+            self._note_status_read(cycle)
             return data
         self._draw_to_beam(cycle)
         data = self._collect_collisions()
@@ -777,6 +788,7 @@ class Vdc:
             "last_line": self._last_line,
             "last_hpos": self._last_hpos,
             "status_read_cycle": self._status_read_cycle,
+            "earlier_status_read_cycle": self._earlier_status_read_cycle,
             "sound": self.sound.state(),
             "renderer": self.renderer.state(),
         }
@@ -799,6 +811,7 @@ class Vdc:
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))
+        self._earlier_status_read_cycle = int(state.get("earlier_status_read_cycle", 0))
         self._deferred_update = -1
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.oracle.inputs import InputChange, parse_inputs
+from hilbridge.machine.inputs import NO_INPUT, InputMovie, parse_input_movie
 from hilbridge.toolchain.assembler import assemble
 
 MANIFEST = "carts.tsv"
@@ -32,7 +32,7 @@ class CartSpec:
     frames: int
     reads: bool
     pixels: bool
-    inputs: tuple[InputChange, ...]  # key and joystick changes at frame ends
+    inputs: InputMovie  # key and joystick changes, by the frame before which they happen
     what: str
 
     @property
@@ -69,7 +69,9 @@ def load_manifest(directory: Path) -> list[CartSpec]:
                 frames=int(row["frames"]),
                 reads=row["reads"] == "1",
                 pixels=row["pixels"] == "1",
-                inputs=parse_inputs(row["inputs"]),
+                inputs=NO_INPUT
+                if row["inputs"] == "-"
+                else parse_input_movie(row["inputs"], f"{path}:{number}"),
                 what=row["what"],
             )
         except ValueError as error:

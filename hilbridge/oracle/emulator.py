@@ -13,9 +13,9 @@ import numpy as np
 from hilbridge.machine.bus import READ, BusAccess
 from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.inputs import NO_INPUT, InputMovie
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
-from hilbridge.oracle.inputs import InputChange, apply_input
 from hilbridge.oracle.mame import AUDIO_RATE
 from hilbridge.oracle.trace import Access, FrameEnd, Trace
 
@@ -46,7 +46,7 @@ def run_emulator(
     reads: bool = False,
     pixels: bool = False,
     audio: bool = False,
-    inputs: tuple[InputChange, ...] = (),
+    inputs: InputMovie = NO_INPUT,
 ) -> EmulatorRun:
     """Run `cart` for `frames` frames; like `run_mame`, keep reads and pixel frames only on request.
 
@@ -73,11 +73,9 @@ def run_emulator(
     console.add_bus_listener(record)
     stored: list[np.ndarray] = []
     for frame in range(frames):
+        inputs.apply(console, frame)
         console.run_frames(1)
         trace.frames.append(FrameEnd(frame, console.region.frame_end_cycle(frame), console.cpu.pc))
-        for change in inputs:
-            if change.frame == frame:
-                apply_input(console, change)
         if pixels:
             picture = console.vdc.frame()
             if not stored or not np.array_equal(stored[-1], picture):

@@ -22,9 +22,9 @@ import numpy as np
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import boot_bios
 from hilbridge.machine.charset import charset_rom
+from hilbridge.machine.inputs import NO_INPUT, InputMovie
 from hilbridge.machine.palette import RF_PALETTE
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, REGIONS
-from hilbridge.oracle.inputs import InputChange, schedule_text
 from hilbridge.oracle.trace import Trace, parse_trace
 
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
@@ -161,7 +161,7 @@ def run_mame(
     state: bool = False,
     pixels: bool = False,
     audio: bool = False,
-    inputs: tuple[InputChange, ...] = (),
+    inputs: InputMovie = NO_INPUT,
     keep_dir: Path | None = None,
     timeout: float = 600.0,
 ) -> MameRun:
@@ -219,7 +219,7 @@ def run_mame(
                 TRACE_READS="1" if reads else "0",
                 TRACE_STATE="1" if state else "0",
                 TRACE_PIXELS=str(pixel_path) if pixels else "",
-                TRACE_INPUTS=schedule_text(inputs),
+                TRACE_INPUTS=inputs.mame_changes(),
                 SDL_VIDEODRIVER="dummy",
             )
             started = time.perf_counter()

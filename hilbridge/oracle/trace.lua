@@ -12,7 +12,8 @@
 --   TRACE_STATE      "1": one state line per frame (VDC registers, external and internal RAM)
 --   TRACE_PIXELS     file for raw screen:pixels() frames; a frame equal to the one before it
 --                    is not written again, the P line names the stored frame it equals
---   TRACE_INPUTS     input changes at frame ends: "frame:+|-:port:mask" joined by ";" (mask in
+--   TRACE_INPUTS     the input movie (hilbridge.machine.inputs) as "frame:+|-:port:mask" items
+--                    joined by ";", applied before that frame runs (frame 0 at the start; mask in
 --                    hex; every field of the port with a bit in the mask is pressed or released)
 --
 -- Lines: "W|R cycle p1 addr data frame vpos hpos", "F frame cycle pc",
@@ -91,7 +92,7 @@ local function hex_item(it, count)
   return table.concat(parts)
 end
 
--- input changes, by the frame after whose end they happen
+-- input changes, by the frame before which they happen
 local input_changes = {}
 for frame, sign, port, mask in string.gmatch(os.getenv("TRACE_INPUTS") or "", "(%d+):([+-]):([^:;]+):(%x+)") do
   local at = tonumber(frame)
@@ -111,6 +112,7 @@ local function apply_inputs(frame)
   end
 end
 
+apply_inputs(0)
 local previous_pixels = nil
 local stored_frames = 0
 
@@ -118,7 +120,7 @@ emu.register_frame_done(function()
   local frame = frames
   frames = frames + 1
   out:write(string.format("F %d %d %03X\n", frame, cycle(), cpu.state["PC"].value))
-  apply_inputs(frame)
+  apply_inputs(frame + 1)
   if log_state then
     local iram = {}
     for i = 0, 63 do iram[#iram + 1] = string.format("%02X", internal_ram:read_u8(i)) end

@@ -8,9 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import served_simulator
 
 from hilbridge.capture.file import write_capture
-from hilbridge.capture.sources import ALL_KINDS, AdapterSource, CycleUnwrapper, open_capture
+from hilbridge.capture.sources import (
+    ALL_KINDS,
+    AdapterSource,
+    ConsoleSource,
+    CycleUnwrapper,
+    _unwrapped_records,
+    open_capture,
+)
 from hilbridge.capture.stream import CaptureSource, FrameSync, Gap, ResetDetected
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import AdapterInfo, CaptureRecord
@@ -77,6 +85,18 @@ def test_sim_capture_equals_the_emulators_bus_for_n_frames(name, region):
     items = captured(source)
     assert items == emulator_items(image, mapper, 5, region)
     assert isinstance(items[0], CaptureRecord) and items[1] == ResetDetected(items[0].cycle)
+
+
+@pytest.mark.parametrize("name", ["interrupts", "bank_rally"])
+def test_console_source_gives_what_the_simulated_adapter_gives(name):
+    spec = CARTS[name]
+    image = build_cart(spec)
+    cart = load_cartridge(image, spec.slot)
+    direct = ConsoleSource(cart, frames=3, region="pal")
+    assert direct.header.cart_sha1 == hashlib.sha1(image).hexdigest() and direct.header.region == "pal"
+    items = captured(direct)
+    assert items == captured(open_capture("sim", cart, frames=3, region="pal"))
+    assert items == emulator_items(image, spec.slot, 3, "pal")
 
 
 def test_frames_of_a_cart_with_the_vsync_hook_are_its_frame_syncs(tmp_path):
@@ -172,6 +192,9 @@ class ScriptedAdapter:
         self.stop = stop
         self.calls: list[str] = []
 
+    def firmware_info(self):
+        return "scripted build"
+
     def capture_start(self, kinds):
         self.calls.append("start")
 
@@ -217,6 +240,17 @@ def test_chunk_gaps_dropped_counters_and_wrapping_cycles(monkeypatch):
     dropped = [item for item in items if isinstance(item, Gap) and "dropped" in item.reason]
     assert [gap.records for gap in dropped] == [5, 2]  # 5 seen by STATUS, 2 more by CAPTURE_STOP
     assert adapter.calls == ["start", "stop", "close"]
+    assert source.header.adapter == "scripted (board 0x1234, firmware 9.9.9 [scripted build], serial X-1)"
+
+
+def test_records_of_a_chunk_that_wraps_inside_get_full_cycles():
+    unwrap = CycleUnwrapper()
+    first = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0xFFFFFFF8, 0xFFFFFFFE, 0x1, 0x5))
+    second = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0x9, 0xC))
+    cycles = [
+        record.cycle for record in _unwrapped_records(first, unwrap) + _unwrapped_records(second, unwrap)
+    ]
+    assert cycles == [0xFFFFFFF8, 0xFFFFFFFE, 2**32 + 1, 2**32 + 5, 2**32 + 9, 2**32 + 0xC]
 
 
 def test_cycle_unwrapper_counts_wraps():
@@ -231,3 +265,20 @@ def test_cycle_unwrapper_counts_wraps():
         2**33,
         2**33 + 7,
     ]
+
+
+@pytest.mark.slow
+def test_capture_from_an_adapter_on_a_socket_url_sniffing_and_serving():
+    # `hilbridge sim serve` in another process, reached as a user reaches a networked adapter
+    image = build_cart(CARTS["interrupts"])
+    with served_simulator("--port", "0") as url:
+        source = open_capture(url, frames=2)  # sniffing the demo cartridge: frames are frame syncs
+        assert source.header.source == "adapter" and "input-free" in source.header.notes[0]
+        items = captured(source)
+        assert [item.frame for item in items if isinstance(item, FrameSync)] == [0, 1, 2]
+        assert items[-1] == FrameSync(2, items[-1].cycle)
+        source = open_capture(url, load_cartridge(image, "o2_rom"), seconds=0.5, serve=True)
+        assert source.header.cart_sha1 == hashlib.sha1(image).hexdigest()
+        items = captured(source)
+        expected = emulator_items(image, "o2_rom", 1)
+        assert items[: len(expected)] == expected

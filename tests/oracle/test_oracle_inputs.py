@@ -1,4 +1,4 @@
-"""Input schedules: parsing, and the same key presses reaching our console as reach MAME."""
+"""The input movie as MAME gets it, and the same key presses reaching our console as reach MAME."""
 
 from __future__ import annotations
 
@@ -7,43 +7,56 @@ import pytest
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.oracle.inputs import InputChange, apply_input, parse_inputs, schedule_text
+from hilbridge.machine.inputs import parse_input_movie
 
 
-def test_schedule_round_trip():
-    text = "20:+:KEY.4:01;40:-:KEY.4:01;130:+:JOY.0:11"
-    changes = parse_inputs(text)
-    assert changes[0] == InputChange(20, True, "KEY.4", 0x01)
-    assert changes[2] == InputChange(130, True, "JOY.0", 0x11)
-    assert schedule_text(changes) == text
-    assert parse_inputs("-") == ()
+def test_movie_as_mame_port_changes():
+    movie = parse_input_movie("20 press A; 40 release A\n130 joy0 up+fire\n140 joy1 none", "m")
+    # A is keyboard row 4, bit 0 (keyboard.tsv); MAME JOY.n fields: 01 up, 02 right, 04 down, 08 left, 10 fire
+    assert movie.mame_changes() == "20:+:KEY.4:01;40:-:KEY.4:01;130:-:JOY.0:1F;130:+:JOY.0:11;140:-:JOY.1:1F"
+    assert movie.text == "20 press A\n40 release A\n130 joy0 up+fire\n140 joy1 none\n"
+    assert parse_input_movie("").mame_changes() == ""
 
 
-@pytest.mark.parametrize("text", ["20:*:KEY.4:01", "20:+:KEY.9:01", "x:+:JOY.0:01", "20:+:JOY.2:01"])
-def test_bad_schedule_is_a_user_error(text):
-    with pytest.raises(HilbridgeError, match="bad input change"):
-        parse_inputs(text)
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("20 push A", "m:1:4", "unknown action"),
+        ("1 press A; 20 press Ä", "m:1:21", "unknown key"),
+        ("x press A", "m:1:1", "frame must be a number"),
+        ("1 press A\n\n20 joy2 up", "m:3:4", "unknown action"),
+        ("20 joy0 sideways", "m:1:9", "unknown joystick inputs"),
+    ],
+)
+def test_bad_movie_is_a_user_error_with_its_place(text, where, message):
+    with pytest.raises(HilbridgeError) as caught:
+        parse_input_movie(text, "m")
+    assert str(caught.value).startswith(f"{where}: error: {message}")
 
 
 def console() -> Console:
     return Console(load_cartridge(b"\xff" * 2048, "o2_rom"))
 
 
-def test_key_mask_presses_the_keys_of_that_row():
+def test_key_presses_the_key_of_that_row():
     board = console()
     board.p1 = 0xA8  # P12 = 0: keyboard decoder on
-    apply_input(board, InputChange(0, True, "KEY.4", 0x01))  # row 4 bit 0: A
+    movie = parse_input_movie("0 press A\n1 release A")
+    movie.apply(board, 0)
     board.p2 = 0xF4
     assert board.port_read(2, 0) == 0xEF  # P24 = 0, P25-P27 = 7 - 0
-    apply_input(board, InputChange(0, False, "KEY.4", 0x01))
+    movie.apply(board, 1)
     assert board.port_read(2, 0) == 0xFF
 
 
-def test_joystick_mask_moves_the_stick_on_its_select():
+def test_joystick_event_holds_exactly_its_inputs_on_its_select():
     board = console()
     board.p1 = 0xA8
-    apply_input(board, InputChange(0, True, "JOY.1", 0x11))  # up and fire
+    movie = parse_input_movie("0 joy1 up+fire\n1 joy1 left")
+    movie.apply(board, 0)
     board.p2 = 0xF1
     assert board.bus_read(0) == 0xFF & ~0x11
+    movie.apply(board, 1)
+    assert board.bus_read(0) == 0xFF & ~0x08
     board.p2 = 0xF0
     assert board.bus_read(0) == 0xFF
