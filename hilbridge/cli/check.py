@@ -13,8 +13,9 @@ from hilbridge.check import check
 from hilbridge.check.report import result_dict, text_report, write_report
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import read_bios
-from hilbridge.machine.cartridge import MAPPER_TYPES, read_cartridge
+from hilbridge.machine.cartridge import MAPPER_TYPES, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.inputs import NO_INPUT, read_input_movie
+from hilbridge.oracle.emulator import MAME_EQUIVALENT_MAPPERS
 
 DEFAULT_FRAMES = 600
 LOOKAHEAD_FRAMES = 30  # frames a bounded source (MAME) runs past the last checked one
@@ -89,7 +90,7 @@ def check_command(
         bounded = device == "mame" or device.startswith("mame?")
         source = open_capture(
             device,
-            cartridge,
+            _as_served(cartridge),
             frames=frames + LOOKAHEAD_FRAMES if bounded else None,
             region=region or "ntsc",
             inputs=movie,
@@ -116,3 +117,12 @@ def check_command(
     else:
         click.echo(text_report(result))
     sys.exit(result.exit_code)
+
+
+def _as_served(cartridge: Cartridge) -> Cartridge:
+    """The cartridge as a device takes it: a mapper that only reproduces MAME 0.251 for the
+    emulator (`--mapper o2_rom_mame0251`) is the plain slot type for the device."""
+    for slot, mapper in MAME_EQUIVALENT_MAPPERS.items():
+        if cartridge.mapper == mapper:
+            return load_cartridge(cartridge.image, slot, name=cartridge.name)
+    return cartridge
