@@ -263,7 +263,6 @@ class Check:
         self.recent: deque[EmulatedFrame] = deque(maxlen=4)
         self.previous_actual: CutFrame | None = None
         self.expected_pictures: dict[int, EmulatedFrame] = {}
-        self.actual_pictures: dict[int, np.ndarray] = {}
         self.windows = (deque(maxlen=WINDOW), deque(maxlen=WINDOW))
 
     # -- the emulator's blocks, keeping each frame's pictures and inputs for the comparison --------

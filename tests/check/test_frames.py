@@ -129,3 +129,17 @@ def test_idle_loops_skipped_while_tracing_give_the_fetches_of_stepping(cart_name
 @pytest.mark.parametrize("cart_name", sorted(specs()))
 def test_idle_loops_skipped_while_tracing_on_every_cart(cart_name: str) -> None:
     assert traced_events(cart_name, 60, stepping=False) == traced_events(cart_name, 60, stepping=True)
+
+
+def test_the_emulator_as_a_capture_source_yields_what_the_simulated_slot_sees() -> None:
+    from check_support import SimulatedCapture, fixture_cart
+
+    from hilbridge.check.emulator import EmulatorCapture, EmulatorSide
+
+    cart = fixture_cart("bank_rally")
+    kinds = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+    side = EmulatorSide(cart, kinds=kinds, pictures=False, p1_mask=0xFF, copies=True)
+    ours = list(EmulatorCapture(side, frames=4).items())
+    slot = list(SimulatedCapture(cart, frames=4, kinds=kinds).items())
+    assert len(ours) > 10_000
+    assert ours == slot
