@@ -167,3 +167,20 @@ def test_a_movie_on_one_side_only_diverges() -> None:
     movie = parse_input_movie("2 press A\n")
     result = check(cart, open_capture("sim", cart, inputs=movie, serve=True), frames=6)
     assert result.verdict == "diverged"
+
+
+@pytest.mark.parametrize(
+    ("cart_name", "region"),
+    [
+        ("video_midframe", "ntsc"),
+        pytest.param("video_collisions", "pal", marks=pytest.mark.slow),
+        pytest.param("xram", "pal", marks=pytest.mark.slow),  # copy mode: RAM to VDC
+        pytest.param("sound", "ntsc", marks=pytest.mark.slow),
+    ],
+)
+def test_the_replayed_picture_is_the_emulators_pixel_for_pixel(cart_name: str, region: str) -> None:
+    cart = fixture_cart(cart_name)
+    source = SimulatedCapture(cart, frames=14, region=region)
+    result = check(cart, source, frames=10, region=region, pictures="always")
+    assert result.verdict == "equal", result.summary()
+    assert result.pictures_compared == 10
