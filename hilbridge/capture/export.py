@@ -5,7 +5,7 @@ pulses (reset, frame_sync, gap). Time is in units of 10 ns, from the region's ma
 Accesses stamped with the same cycle (an instruction's opcode and operand fetches) are spread over
 that cycle in slots of 1/8 cycle; each strobe is active for half a slot. A MOVX access has only
 A0–A7 on the record (A8–A11 come from P2, which the slot capture does not carry): A8–A11 are `x`.
-Pin E is drawn active high during MOVX reads (adapter reference §1.2: its meaning is disputed).
+Pin E is drawn active high during MOVX reads (what pin E carries on real consoles is not settled).
 """
 
 from __future__ import annotations

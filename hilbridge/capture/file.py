@@ -82,6 +82,12 @@ class CaptureWriter:
         self.partial = self.path.with_name(self.path.name + PARTIAL_SUFFIX)
         if self.path.exists() and not overwrite:
             raise HilbridgeError("output exists (use --force to replace it)", SourceLocation(str(self.path)))
+        if self.partial.exists() and not overwrite:
+            raise HilbridgeError(
+                "an interrupted capture's partial file is in the way (use --force to replace it)",
+                SourceLocation(str(self.partial)),
+                hint="it is readable: `hilbridge capture show` it, or rename it to keep it",
+            )
         if not self.path.parent.is_dir():
             raise HilbridgeError("output directory does not exist", SourceLocation(str(self.path.parent)))
         self.header = header
@@ -199,6 +205,10 @@ class CaptureReader:
         except BaseException:
             self._file.close()
             raise
+        if expected_sha1 and not self.header.cart_sha1:
+            self._warning(
+                "the capture does not say which cartridge it is of (sniffed): its SHA-1 is unchecked"
+            )
         if expected_sha1 and self.header.cart_sha1 and self.header.cart_sha1.lower() != expected_sha1.lower():
             self._file.close()
             raise HilbridgeError(

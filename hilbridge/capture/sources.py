@@ -106,6 +106,7 @@ class AdapterSource:
             base = replace(base, cart_sha1=hashlib.sha1(serve.image).hexdigest(), mapper=serve.mapper)
         self._header = replace(base, adapter=described, kinds=tuple(kinds))
         self._running = False
+        self._emulating = False
 
     @property
     def header(self) -> CaptureHeader:
@@ -115,19 +116,19 @@ class AdapterSource:
         if self.serving is not None:
             self.adapter.upload(self.serving.image, self.serving.mapper)
             self.adapter.emulation(True)
+            self._emulating = True
         self.adapter.capture_start(self.kinds)
         self._running = True
 
     def _stop(self) -> dict[str, int]:
-        if not self._running:
-            return {}
-        self._running = False
+        """Stop the capture (if running) and switch emulation off (if this source switched it on)."""
+        running, self._running = self._running, False
         try:
-            totals = self.adapter.capture_stop()
+            return self.adapter.capture_stop() if running else {}
         finally:
-            if self.serving is not None:
+            if self._emulating:
+                self._emulating = False
                 self.adapter.emulation(False)
-        return totals
 
     def items(self) -> Iterator[CaptureItem]:
         self._start()
@@ -209,8 +210,7 @@ class AdapterSource:
 
     def close(self) -> None:
         try:
-            if self._running:
-                self._stop()
+            self._stop()
         except LinkError:
             pass  # the device is gone; closing must not hide the error that ended the capture
         finally:

@@ -145,6 +145,10 @@ def test_capture_of_another_cartridge_is_refused(tmp_path):
     assert read_all(path, expected_sha1="AB" * 20)[0] == HEADER  # case does not matter
     with pytest.raises(HilbridgeError, match="another cartridge"):
         read_all(path, expected_sha1="cd" * 20)
+    sniffed = tmp_path / "sniffed.hbcap"
+    write_capture(sniffed, CaptureHeader(source="adapter"), [])
+    _, _, warnings = read_all(sniffed, expected_sha1="cd" * 20)
+    assert "SHA-1 is unchecked" in warnings[0]
 
 
 def test_writer_refuses_to_overwrite_and_needs_the_directory(tmp_path):
@@ -172,6 +176,10 @@ def test_an_interrupted_capture_leaves_a_readable_partial_file_only(tmp_path):
     _, back, warnings = read_all(tmp_path / "run.hbcap.part")
     assert back[:-1] == [CaptureRecord(index, "FETCH", 0x400, 0, 0xFF) for index in range(50)]
     assert isinstance(back[-1], Gap) and "interrupted" in back[-1].reason and warnings
+    with pytest.raises(HilbridgeError, match="partial file is in the way"):
+        CaptureWriter(path, HEADER)  # the partial capture is not thrown away unasked
+    CaptureWriter(path, HEADER, overwrite=True).finish()
+    assert path.exists() and not (tmp_path / "run.hbcap.part").exists()
 
 
 def test_writer_memory_does_not_grow_with_the_capture(tmp_path):

@@ -195,6 +195,12 @@ class ScriptedAdapter:
     def firmware_info(self):
         return "scripted build"
 
+    def upload(self, image, mapper):
+        self.calls.append(f"upload {len(image)} {mapper}")
+
+    def emulation(self, enable):
+        self.calls.append(f"emulation {'on' if enable else 'off'}")
+
     def capture_start(self, kinds):
         self.calls.append("start")
 
@@ -241,6 +247,19 @@ def test_chunk_gaps_dropped_counters_and_wrapping_cycles(monkeypatch):
     assert [gap.records for gap in dropped] == [5, 2]  # 5 seen by STATUS, 2 more by CAPTURE_STOP
     assert adapter.calls == ["start", "stop", "close"]
     assert source.header.adapter == "scripted (board 0x1234, firmware 9.9.9 [scripted build], serial X-1)"
+
+
+def test_serving_switches_emulation_on_and_off_again_even_when_the_consumer_stops_early():
+    events = [chunk(0, (10, 0, 0x400, 1, 0xFF)), chunk(1, (12, 0, 0x401, 2, 0xFF))]
+    adapter = ScriptedAdapter(events, [], {"chunks": 2, "records": 2, "dropped": 0})
+    cart = load_cartridge(bytes(2048), "o2_rom")
+    source = AdapterSource(adapter, serve=cart)  # type: ignore[arg-type]
+    assert source.header.cart_sha1 == hashlib.sha1(bytes(2048)).hexdigest()
+    items = source.items()
+    assert next(items) == CaptureRecord(10, "FETCH", 0x400, 1, 0xFF)
+    items.close()
+    source.close()
+    assert adapter.calls == ["upload 2048 o2_rom", "emulation on", "start", "stop", "emulation off", "close"]
 
 
 def test_records_of_a_chunk_that_wraps_inside_get_full_cycles():
