@@ -426,7 +426,7 @@ def _sim_source(
 ) -> AdapterSource:
     """The simulated adapter with `cartridge` in its slot (or served), its console in `region`."""
     from hilbridge.link.transport import InProcessTransport
-    from hilbridge.sim import build_device, parse_options
+    from hilbridge.sim import build_device, deviation_factory, parse_options
     from hilbridge.sim.device import ConsoleSetup
     from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
@@ -447,6 +447,7 @@ def _sim_source(
     )
     if cartridge is not None and not serve and slot_cart is None:
         simulated.cartridge = cartridge
+    simulated.console_factory = deviation_factory(options)
     endpoint: Any = FaultyEndpoint(simulated, plan) if plan.active else simulated
     adapter = Adapter(InProcessTransport(endpoint, name="sim"))
     in_slot = simulated.cartridge

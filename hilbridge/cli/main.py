@@ -30,6 +30,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("hilbridge.cli.emu", "emu"),
     ("hilbridge.cli.screen", "screen"),
     ("hilbridge.cli.bridge", "bridge"),
+    ("hilbridge.cli.check", "check"),
     ("hilbridge.cli.capture", "capture"),
     ("hilbridge.cli.firmware", "firmware"),
 )

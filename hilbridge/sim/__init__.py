@@ -3,7 +3,9 @@
 `build_endpoint(options)` makes the device the name `sim` stands for. Options come as a query string:
 `sim?cart=FILE&type=o2_rally&faults=drop=0.01,dup=0.01&serial=SIM-0002`; without `cart` the slot
 holds the demo cartridge (`type` and `size` pick a demo image of another mapper type). `region=pal`
-and `input=MOVIE` set up the console that runs during captures (its region, the input movie it plays).
+and `input=MOVIE` set up the console that runs during captures (its region, the input movie it plays);
+`deviation=NAME&frame=F&seed=S` makes it deviate from the emulator in one seeded, documented way
+(`hilbridge.sim.deviations`, docs/check.md).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hilbridge.sim.demo import DEMO_MAPPER, DEMO_SIZE, demo_image
 from hilbridge.sim.device import ConsoleSetup, SimulatedAdapter
 from hilbridge.sim.faults import FaultPlan, FaultyEndpoint
 
-SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "input")
+SIM_OPTIONS = ("cart", "type", "size", "faults", "serial", "region", "input", "deviation", "frame", "seed")
 
 
 def parse_options(query: str) -> dict[str, str]:
@@ -31,6 +33,21 @@ def parse_options(query: str) -> dict[str, str]:
             f"unknown simulator option {sorted(unknown)[0]!r}", hint="options: " + ", ".join(SIM_OPTIONS)
         )
     return options
+
+
+def deviation_factory(options: dict[str, str]):
+    """The capture console's factory for `deviation`, `frame` and `seed` (None: no deviation)."""
+    if not options.get("deviation"):
+        if "frame" in options or "seed" in options:
+            raise HilbridgeError(
+                "simulator options frame and seed belong to a deviation", hint="deviation=NAME"
+            )
+        return None
+    from hilbridge.sim.deviations import Deviation, deviant_console
+
+    return deviant_console(
+        Deviation.parse(options["deviation"], options.get("frame", "0"), options.get("seed", "0"))
+    )
 
 
 def build_device(
@@ -89,4 +106,5 @@ def build_endpoint(query: str = "") -> SimulatedAdapter | FaultyEndpoint:
         options.get("serial", "SIM-0001"),
         ConsoleSetup(region, movie),
     )
+    device.console_factory = deviation_factory(options)
     return FaultyEndpoint(device, plan) if plan.active else device

@@ -8,11 +8,17 @@ simulated console pauses while the host is behind (a real one cannot, so the fir
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
+
+ConsoleFactory = Callable[..., Console]
+"""Makes the simulated console from the cartridge and `region=`: `Console`, or one that deviates
+from the emulator (`hilbridge.sim.deviations`)."""
 
 CHUNK_PAYLOAD = 4096  # capture chunks stay short so events reach the host soon after they happen
 RECORDS_PER_CHUNK = (CHUNK_PAYLOAD - 4) // CAPTURE_RECORD.size
@@ -32,8 +38,15 @@ _SYNC = MESSAGES["FRAME_SYNC"].id
 class CaptureStream:
     """Runs the console one frame per call of `next_events` and returns the event frames it produced."""
 
-    def __init__(self, cart: Cartridge, what: int, region: str = "ntsc", movie: InputMovie = NO_INPUT):
-        self.console = Console(load_cartridge(cart.image, cart.mapper, name=cart.name), region=region)
+    def __init__(
+        self,
+        cart: Cartridge,
+        what: int,
+        region: str = "ntsc",
+        movie: InputMovie = NO_INPUT,
+        console: ConsoleFactory = Console,
+    ):
+        self.console = console(load_cartridge(cart.image, cart.mapper, name=cart.name), region=region)
         self.movie = movie
         self.what = what
         self.chunks = 0

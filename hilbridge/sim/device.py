@@ -91,6 +91,7 @@ class SimulatedAdapter:
         self.upload_mapper = ""
         self.emulated: Cartridge | None = None
         self.capture: Any = None  # a hilbridge.sim.capture.CaptureStream while capturing
+        self.console_factory: Any = None  # makes the capture console (None: the emulator's Console)
 
     # -- byte interface ---------------------------------------------------------------------------
     @property
@@ -312,7 +313,8 @@ class SimulatedAdapter:
             raise RequestRefused("NO_CARTRIDGE", "nothing to run: the slot is empty and emulation is off")
         if self.capture is not None:
             raise RequestRefused("BUSY", "a capture is already running")
-        self.capture = CaptureStream(cart, what, self.console.region, self.console.movie)
+        factory = {"console": self.console_factory} if self.console_factory else {}
+        self.capture = CaptureStream(cart, what, self.console.region, self.console.movie, **factory)
         return {"what": what}
 
     def on_capture_stop(self) -> dict[str, Any]:

@@ -1,0 +1,275 @@
+"""The expected side of a check: the reference emulator running the cartridge, seen from the slot.
+
+It produces what `hilbridge.sim.capture` reports for the simulated console (cartridge fetches
+0400h-0FFFh, MOVX reads and writes, P1 changes of P10/P11/P14, a reset marker at every fetch of
+0400h and a frame marker at every fetch of the VSYNC hook 0406h), one video frame per call, so a
+check holds one frame at a time. Events are plain tuples `(cycle, kind, address, value, p1)` with
+the CAPTURE_* kind numbers: comparing two frames is then one list comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
+from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.protocol import CAPTURE_KINDS
+from hilbridge.machine.bios import Bios
+from hilbridge.machine.bus import READ as BUS_READ
+from hilbridge.machine.bus import BusAccess
+from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge
+from hilbridge.machine.console import Console
+from hilbridge.machine.cpu import Cpu
+from hilbridge.machine.inputs import NO_INPUT, InputEvent, InputMovie
+
+FETCH = CAPTURE_KINDS["FETCH"]
+READ = CAPTURE_KINDS["MOVX_READ"]
+WRITE = CAPTURE_KINDS["MOVX_WRITE"]
+P1 = CAPTURE_KINDS["P1"]
+RESET = 8  # a pseudo kind: the console fetched 0400h (ResetDetected)
+SYNC = 9  # a pseudo kind: the console fetched 0406h (FrameSync)
+KIND_NAMES = {FETCH: "fetch", READ: "read", WRITE: "write", P1: "p1", RESET: "reset", SYNC: "frame-sync"}
+KIND_BITS = {name: 1 << bit for name, bit in CAPTURE_KINDS.items()}
+RESET_ADDRESS = 0x400
+VSYNC_HOOK = 0x406
+P16_COPY_MODE = 0x40  # /WR and /RD are gated off the slot while P16 = 1 (adapter.md §3)
+P13_VDC_DISABLE = 0x08
+COPY_FLAG = 0x10  # kind | COPY_FLAG: a MOVX access in copy mode (P16 = 1), kept apart from the compared ones
+
+Event = tuple[int, int, int, int, int]
+"""(cycle, kind, address, value, p1): one bus event as the check compares it."""
+
+
+@dataclass(slots=True)
+class EmulatedFrame:
+    """One video frame of the emulator: its events in bus order (copy-mode accesses with COPY_FLAG)."""
+
+    number: int
+    end_cycle: int
+    events: list[Event]
+    picture: np.ndarray | None = None  # (243, 360) palette indices, when pictures were asked for
+    pc: int = 0  # the CPU's PC at the frame end
+    inputs: tuple[InputEvent, ...] = ()  # movie events applied before this frame ran
+    input_held: bool = False  # a key or joystick input was held while the frame ran
+    vdc_state: dict | None = None  # the VDC at the frame's start (to draw the console's frame from)
+    unseen: int = 0  # MOVX accesses in copy mode (P16 = 1) the source cannot see
+    unseen_vdc: int = 0  # ... of which VDC writes
+
+
+class EmulatorSide:
+    """The reference emulator on a cartridge, producing the slot's view one video frame at a time."""
+
+    def __init__(
+        self,
+        cart: Cartridge,
+        *,
+        region: str = "ntsc",
+        bios: Bios | None = None,
+        inputs: InputMovie = NO_INPUT,
+        kinds: tuple[str, ...] = ("FETCH", "MOVX_WRITE", "P1"),
+        pictures: bool = True,
+        p1_mask: int = CART_P1_MASK,
+        copies: bool = False,
+        console: Console | None = None,
+    ) -> None:
+        self.console = console or Console(cart, bios=bios, region=region)
+        self.cart = cart
+        self.region = self.console.region.name
+        self.inputs = inputs
+        self.what = sum(KIND_BITS[kind] for kind in kinds)
+        self.pictures = pictures
+        self.p1_mask = p1_mask
+        self.copies = copies  # the source reports accesses in copy mode (it knows the whole P1)
+        self._unseen = [0, 0]  # copy-mode accesses this frame that the source cannot see: all, VDC
+        self._events: list[Event] = []
+        self._p1 = self.console.p1 & CART_P1_MASK
+        self.console.add_bus_listener(self._on_access)
+        # Fetches come straight from the CPU (as `program_fetch` calls), without a BusAccess each:
+        # they are most of the events, and the check must keep up with the console. Without fetches
+        # in the capture they are traced only up to the reset fetch (the alignment point): the CPU
+        # then runs its fast paths, many times faster.
+        self.fetches = bool(self.what & KIND_BITS["FETCH"])
+        self.reset_cycle: int | None = None
+        self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
+        self.console.cpu.trace_fetches = True
+        if self.fetches:
+            self.console.cpu.__class__ = _idle_skipping_cpu(self)
+        self._port_write = self.console.port_write
+
+    def _on_port_write(self, port: int, value: int, cycle: int) -> None:
+        """P1 changes stamped at the port write, when no fetch comes after them to stamp them at
+        (the simulated adapter stamps a change at the next access, which is the same cycle in cart
+        code)."""
+        self._port_write(port, value, cycle)
+        slot_p1 = self.console.p1 & CART_P1_MASK
+        if port == 1 and slot_p1 != self._p1:
+            self._p1 = slot_p1
+            if self.what & 8:
+                self._events.append((cycle, P1, 0, slot_p1, self.console.p1 & self.p1_mask))
+
+    def _on_fetch(self, address: int, cycle: int) -> None:
+        if address < PROGRAM_START:
+            return
+        p1 = self.console.p1
+        slot_p1 = p1 & CART_P1_MASK
+        shown = p1 & self.p1_mask
+        events = self._events
+        if slot_p1 != self._p1:
+            self._p1 = slot_p1
+            if self.what & 8:
+                events.append((cycle, P1, 0, slot_p1, shown))
+        if self.what & 1:
+            events.append((cycle, FETCH, address, self.console.prog[address], shown))
+        if address == RESET_ADDRESS:
+            events.append((cycle, RESET, address, 0, 0))
+            if self.reset_cycle is None:
+                self.reset_cycle = cycle
+                if not self.fetches:
+                    self.console.cpu.trace_fetches = False
+                    self.console.port_write = self._on_port_write  # type: ignore[method-assign]
+        elif address == VSYNC_HOOK:
+            events.append((cycle, SYNC, address, 0, 0))
+
+    def _on_access(self, access: BusAccess) -> None:
+        cycle, kind, address, value, p1 = access
+        slot_p1 = p1 & CART_P1_MASK
+        shown = p1 & self.p1_mask
+        events = self._events
+        if slot_p1 != self._p1:
+            self._p1 = slot_p1
+            if self.what & 8:
+                events.append((cycle, P1, 0, slot_p1, shown))
+        code = READ if kind == BUS_READ else WRITE
+        if not self.what >> code & 1:
+            return
+        if p1 & P16_COPY_MODE:
+            if self.copies:
+                events.append((cycle, code | COPY_FLAG, address, value, p1))
+            else:
+                self._unseen[0] += 1
+                self._unseen[1] += not p1 & P13_VDC_DISABLE
+        else:
+            events.append((cycle, code, address, value, shown))
+
+    def next_frame(self) -> EmulatedFrame:
+        """Apply the movie's events for the next frame, run it, and return what the slot saw."""
+        console = self.console
+        number = console.frame
+        applied = self.inputs.at(number)
+        for event in applied:
+            event.apply(console)
+        vdc_state = console.vdc.state() if self.pictures else None
+        console.run_frames(1)
+        events, self._events = self._events, []
+        picture = console.vdc.frame().copy() if self.pictures else None
+        end = console.frame_end_cycle(number)
+        held = any(console.keys) or any(console.joysticks)
+        unseen, self._unseen = self._unseen, [0, 0]
+        return EmulatedFrame(
+            number, end, events, picture, console.cpu.pc, tuple(applied), held, vdc_state, *unseen
+        )
+
+    def frames(self) -> Iterator[EmulatedFrame]:
+        while True:
+            yield self.next_frame()
+
+
+SEARCH_BACK = 64  # events searched for the previous iteration of an idle loop
+
+
+def _idle_skipping_cpu(side: EmulatorSide) -> type[Cpu]:
+    """The CPU's class with idle-loop skipping kept while fetches are traced.
+
+    A traced CPU runs instruction by instruction and skips no idle loop, which makes a check with
+    fetches many times slower than the console. These loops repeat one iteration exactly (that is
+    why the CPU may skip them), so the fetches of the skipped iterations are the last iteration's,
+    shifted by its length; the skipped polling reads come from the CPU (`repeat_reads`), each put
+    back in its iteration. The tests compare this against a CPU stepping every instruction."""
+
+    def skip(cpu: Cpu, original: Callable[[Cpu], None]) -> None:
+        events = side._events
+        pc, cycle = cpu.pc, cpu.cycle
+        start = len(events) - 1
+        stop = max(-1, start - SEARCH_BACK)
+        while start > stop and not (events[start][1] == FETCH and events[start][2] == pc):
+            start -= 1
+        if start <= stop or side.console.p1 & P16_COPY_MODE:
+            return
+        while start > 0 and events[start - 1][0] == events[start][0] and events[start - 1][1] == FETCH:
+            start -= 1  # an operand fetched before `pc` in the same instruction belongs to it too
+        pattern = events[start:]
+        period = cycle - pattern[0][0]
+        if period <= 0 or any(kind not in (FETCH, READ) for _, kind, *_ in pattern):
+            return
+        before = len(events)
+        cpu.trace_fetches = False
+        try:
+            original(cpu)
+        finally:
+            cpu.trace_fetches = True
+        count, rest = divmod(cpu.cycle - cycle, period)
+        if not count and not rest:
+            return
+        reads = events[before:]
+        del events[before:]
+        per_iteration = sum(1 for event in pattern if event[1] == READ)
+        if rest or len(reads) != count * per_iteration:
+            raise AssertionError(f"idle loop at {pc:03X}h: {cpu.cycle - cycle} cycles, {len(reads)} reads")
+        polled = iter(reads)
+        for number in range(1, count + 1):
+            shift = number * period
+            for event in pattern:
+                if event[1] == READ:
+                    events.append(next(polled))
+                else:
+                    events.append((event[0] + shift, *event[1:]))
+
+    class IdleSkippingCpu(Cpu):
+        __slots__ = ()
+
+        def _skip_spin_loop(self) -> None:
+            skip(self, Cpu._skip_spin_loop)
+
+        def _skip_polling_loop(self) -> None:
+            skip(self, Cpu._skip_polling_loop)
+
+    return IdleSkippingCpu
+
+
+class EmulatorCapture:
+    """The emulator as a `CaptureSource`: the items a slot would see, lazily, frame by frame."""
+
+    def __init__(self, side: EmulatorSide, frames: int) -> None:
+        self.side = side
+        self.frame_count = frames
+        self._header = CaptureHeader(
+            source="emulator",
+            cart_sha1=side.console._cart_sha1(),
+            mapper=side.cart.mapper,
+            region=side.region,
+            bios=side.console.bios.name,
+            kinds=tuple(name for name, bit in KIND_BITS.items() if side.what & bit),
+        )
+
+    @property
+    def header(self) -> CaptureHeader:
+        return self._header
+
+    def items(self) -> Iterator[CaptureItem]:
+        names = {code: name for name, code in CAPTURE_KINDS.items()}
+        syncs = 0
+        for _ in range(self.frame_count):
+            for cycle, kind, address, value, p1 in self.side.next_frame().events:
+                if kind == RESET:
+                    yield ResetDetected(cycle)
+                elif kind == SYNC:
+                    yield FrameSync(syncs, cycle)
+                    syncs += 1
+                else:
+                    yield CaptureRecord(cycle, names[kind & ~COPY_FLAG], address, value, p1)
+
+    def close(self) -> None:
+        """Nothing to release: the emulator lives in this process."""

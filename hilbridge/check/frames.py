@@ -1,0 +1,199 @@
+"""Both sides of a check as streams of frames: capture items to event blocks, and the frame cut.
+
+A side is a stream of blocks (lists of events in bus order) and `Gap`s. The cut starts frame 0 at
+the reset fetch of 0400h and a new frame at every frame marker (`MARKERS`): the VSYNC hook fetch
+(FrameSync), the external-interrupt entry fetch 0402h, or, for carts that fetch neither, the
+emulator's frame ends (a cycle count from the reset, which every record carries). A frame that a
+`Gap` touches is marked and never compared.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from hilbridge.capture.stream import CaptureItem, FrameSync, Gap, ResetDetected
+from hilbridge.check.emulator import (
+    COPY_FLAG,
+    FETCH,
+    P1,
+    P16_COPY_MODE,
+    RESET,
+    RESET_ADDRESS,
+    SYNC,
+    VSYNC_HOOK,
+    Event,
+)
+from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.protocol import CAPTURE_KINDS
+
+IRQ_ENTRY = 0x402
+NEVER = 1 << 62
+CYCLE_WRAP = 1 << 32  # capture records carry the low 32 bits of the cycle count
+BLOCK_ITEMS = 4096
+MARKERS = {
+    "vsync": "the fetch of the VSYNC hook 0406h (FRAME_SYNC)",
+    "irq": "the fetch of the external-interrupt entry 0402h (once per VBL interrupt)",
+    "time": "the emulator's frame ends, counted in cycles from the reset fetch of 0400h "
+    "(the cart fetches neither 0406h nor 0402h once a frame)",
+}
+
+Block = list[Event] | Gap
+
+
+@dataclass(slots=True)
+class CutFrame:
+    """One frame of one side: [start, end) in aligned cycles, its compared events, copy-mode writes."""
+
+    index: int
+    start: int
+    end: int | None  # start of the next frame; None: the stream ended inside this frame
+    events: list[Event] = field(default_factory=list)
+    gap: str = ""  # why this frame cannot be compared ("" = it can)
+
+
+def capture_blocks(
+    items: Iterator[CaptureItem], p1_mask: int, anchor: Callable[[], int], copies: bool, markers: bool = True
+) -> Iterator[Block]:
+    """Capture items as event blocks in the emulator's time, from the first reset on.
+
+    Cycles are unwrapped (records carry their low 32 bits) and shifted so that the first reset
+    falls on the emulator's (`anchor()`); P1 is masked to what both sides report. Copy-mode
+    accesses are kept only where the source reports them (`copies`), as the emulator side does;
+    reset and VSYNC markers after the first reset only with `markers` (the emulator's fetches are
+    traced)."""
+    kinds = dict(CAPTURE_KINDS)
+    high = 0
+    last = 0
+    shift: int | None = None
+    block: list[Event] = []
+    append = block.append
+    p1_kind, fetch, copy_bits = P1, FETCH, P16_COPY_MODE & p1_mask
+
+    def unwrap(cycle: int) -> int:
+        nonlocal high, last
+        cycle += high
+        if cycle < last - CYCLE_WRAP // 2:
+            high += CYCLE_WRAP
+            cycle += CYCLE_WRAP
+        last = cycle
+        return cycle
+
+    for item in items:
+        if type(item) is CaptureRecord:
+            if shift is None:
+                continue
+            kind = kinds.get(item.kind)
+            if kind is None:
+                continue  # a record kind this check does not know is not evidence of anything
+            cycle = item.cycle + high
+            if cycle < last - CYCLE_WRAP // 2:
+                cycle = unwrap(item.cycle)
+            last = cycle
+            p1 = item.p1
+            if kind == p1_kind:
+                append((cycle + shift, P1, 0, item.value, p1 & p1_mask))
+            elif kind != fetch and p1 & copy_bits:
+                if copies:
+                    append((cycle + shift, kind | COPY_FLAG, item.address, item.value, p1))
+            else:
+                append((cycle + shift, kind, item.address, item.value, p1 & p1_mask))
+            if len(block) < BLOCK_ITEMS:
+                continue
+        elif isinstance(item, ResetDetected):
+            cycle = unwrap(item.cycle)
+            if shift is None:
+                shift = anchor() - cycle
+            elif not markers:
+                continue
+            append((cycle + shift, RESET, RESET_ADDRESS, 0, 0))
+        elif isinstance(item, FrameSync):
+            if shift is None or not markers:
+                continue
+            append((unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK, 0, 0))
+        elif isinstance(item, Gap):
+            if shift is None:
+                continue
+            if block:
+                yield block
+                block = []
+                append = block.append
+            yield item
+            continue
+        if len(block) >= BLOCK_ITEMS:
+            yield block
+            block = []
+            append = block.append
+    if block:
+        yield block
+
+
+def _cycle(event: Event) -> int:
+    return event[0]
+
+
+def cut_frames(
+    blocks: Iterator[Block],
+    marker: str,
+    frame_end: Callable[[int], int],
+    ends_on_frame: bool = False,
+) -> Iterator[CutFrame]:
+    """Cut a side into frames, from its first reset on (what comes before is not compared).
+
+    The last frame has `end` None (the stream ended inside it), unless `ends_on_frame` says the
+    source stops exactly at a frame end (console-timed captures) and the time marker is used.
+
+    `frame_end(n)` is the emulator's end cycle of video frame n; with the time marker, frame n is
+    the part of video frame n after the reset."""
+    frame: CutFrame | None = None
+    boundary = NEVER
+    ended_by_gap = False
+    for block in blocks:
+        ended_by_gap = isinstance(block, Gap)
+        if isinstance(block, Gap):
+            if frame is not None and not frame.gap:
+                frame.gap = f"{block.reason} ({block.chunks} chunks, {block.records} records lost)"
+            continue
+        position = 0
+        if frame is None:
+            position = next((i for i, event in enumerate(block) if event[1] == RESET), len(block))
+            if position == len(block):
+                continue
+            start = block[position][0]
+            index = 0
+            if marker == "time":
+                while frame_end(index) <= start:
+                    index += 1
+                boundary = frame_end(index)
+            frame = CutFrame(index, start, None)
+            frame.events.append(block[position])
+            position += 1
+        if marker == "time":
+            while block and block[-1][0] >= boundary:
+                at = bisect.bisect_left(block, boundary, lo=position, key=_cycle)
+                frame.events.extend(block[position:at])
+                frame.end = boundary
+                yield frame
+                frame = CutFrame(frame.index + 1, boundary, None)
+                boundary = frame_end(frame.index)
+                position = at
+            frame.events.extend(block[position:])
+            continue
+        if marker == "vsync":
+            starts = [i for i in range(position, len(block)) if block[i][1] == SYNC]
+        else:
+            starts = [
+                i for i in range(position, len(block)) if block[i][1] == FETCH and block[i][2] == IRQ_ENTRY
+            ]
+        for at in starts:
+            frame.events.extend(block[position:at])
+            frame.end = block[at][0]
+            yield frame
+            frame = CutFrame(frame.index + 1, block[at][0], None)
+            position = at
+        frame.events.extend(block[position:])
+    if frame is not None:
+        if ends_on_frame and marker == "time" and not ended_by_gap:
+            frame.end = boundary
+        yield frame
