@@ -96,7 +96,7 @@ class _EmulatorBattle:
             source="sim",
             cart_sha1=owner.sha1,
             region=owner.region,
-            bios="hilbridge boot BIOS",
+            bios=owner.console.bios.name,
             kinds=("MOVX_WRITE",),
             inputs=movie.text,
         )
@@ -126,7 +126,7 @@ class _EmulatorBattle:
 
 
 class MameConsole:
-    """MAME 0.251 with our boot BIOS: a fresh power-on per battle (the cartridge's sequence number
+    """MAME 0.251 with our default (open) BIOS: a fresh power-on per battle (the cartridge's sequence number
     starts again), the whole battle run at once, then read."""
 
     scripted = True

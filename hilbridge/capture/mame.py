@@ -25,7 +25,7 @@ from typing import TextIO
 from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import CaptureRecord
-from hilbridge.machine.bios import boot_bios
+from hilbridge.machine.bios import default_bios
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.inputs import InputMovie
@@ -83,7 +83,7 @@ class MameSource:
             cart_sha1=hashlib.sha1(cart.image).hexdigest(),
             mapper=cart.mapper,
             region=region,
-            bios="hilbridge boot BIOS",
+            bios=default_bios().name,
             kinds=tuple(kinds),
             inputs=movie.text,
         )
@@ -97,7 +97,7 @@ class MameSource:
         work = Path(self._scratch.name)
         system = SYSTEMS[self.region]
         cart_options = _layout(
-            work, system, boot_bios().image, charset_rom(), self.cart.image, self.cart.mapper
+            work, system, default_bios().image, charset_rom(), self.cart.image, self.cart.mapper
         )
         out = work / "capture.txt"
         lua = resources.files(__package__).joinpath("capture.lua")

@@ -28,6 +28,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter, CaptureRecord, capture_records
 from hilbridge.link.errors import LinkError
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+from hilbridge.machine.bios import default_bios
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.console import Console
@@ -267,7 +268,7 @@ class ConsoleSource:
             cart_sha1=hashlib.sha1(cart.image).hexdigest(),
             mapper=cart.mapper,
             region=self.console.region.name,
-            bios="hilbridge boot BIOS",
+            bios=self.console.bios.name,
             kinds=tuple(kinds),
             inputs=movie.text,
         )
@@ -457,7 +458,7 @@ def _sim_source(
         cart_sha1=hashlib.sha1(shown.image).hexdigest() if shown is not None else "",
         mapper=shown.mapper if shown is not None else "",
         region=region,
-        bios="hilbridge boot BIOS",
+        bios=default_bios().name,
         inputs=movie.text,
     )
     if serve and cartridge is None:
