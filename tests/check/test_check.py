@@ -46,12 +46,14 @@ def test_a_plain_simulated_console_is_equal_frame_by_frame_with_pictures() -> No
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("region", ["ntsc", "pal"])
-def test_no_deviation_is_equal_for_3600_frames(region: str) -> None:
+@pytest.mark.parametrize(("region", "frames"), [("ntsc", 3600), ("pal", 600)])
+def test_no_deviation_is_equal_for_a_long_run(region: str, frames: int) -> None:
+    """A minute of NTSC console time (3,600 frames); PAL shorter, to keep CI's time."""
     cart = fixture_cart("sound")
-    result = check(cart, SimulatedCapture(cart, frames=3620, region=region), frames=3600, region=region)
+    source = SimulatedCapture(cart, frames=frames + 20, region=region)
+    result = check(cart, source, frames=frames, region=region)
     assert result.verdict == "equal", result.summary()
-    assert result.frames_compared == 3600
+    assert result.frames_compared == frames
 
 
 def test_the_sim_device_with_a_deviation_through_open_capture() -> None:
