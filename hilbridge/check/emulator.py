@@ -35,7 +35,7 @@ KIND_NAMES = {FETCH: "fetch", READ: "read", WRITE: "write", P1: "p1", RESET: "re
 KIND_BITS = {name: 1 << bit for name, bit in CAPTURE_KINDS.items()}
 RESET_ADDRESS = 0x400
 VSYNC_HOOK = 0x406
-P16_COPY_MODE = 0x40  # /WR and /RD are gated off the slot while P16 = 1 (adapter.md §3)
+P16_COPY_MODE = 0x40  # /WR and /RD are gated off the slot while P16 = 1 (docs/hardware.md)
 P13_VDC_DISABLE = 0x08
 COPY_FLAG = 0x10  # kind | COPY_FLAG: a MOVX access in copy mode (P16 = 1), kept apart from the compared ones
 

@@ -144,7 +144,7 @@ def describe(event: Event | None) -> str:
 
 
 def target_class(address: int, p1: int) -> str:
-    """What a MOVX selects, as the slot can tell (adapter.md §3): RAM, latch (A7 = 1, P14 = 0), VDC."""
+    """What a MOVX selects, as the slot can tell (docs/hardware.md): RAM, latch (A7 = 1, P14 = 0), VDC."""
     if not p1 & 0x10:
         return "RAM" if address < 0x80 else "latch"
     return "VDC" if classified_as_vdc(address, p1) else "EXT"

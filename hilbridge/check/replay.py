@@ -5,7 +5,7 @@ last partial update stopped decides how a half-drawn line ends (docs/accuracy.md
 without the reads is not the console's picture (the check then does not compare pictures).
 
 The slot does not carry P13 (the VDC's chip select), so a capture that reports only the slot's P1
-bits is classified by P14, A7 and the address, as adapter.md §3 describes: P14 = 1 and an address in
+bits is classified by P14, A7 and the address, as docs/hardware.md describes: P14 = 1 and an address in
 the VDC's register ranges. Sources that report the whole P1 latch (the simulated adapter, MAME)
 give P13 itself. LUM (P17) is only known from those sources, at the accesses that carry it.
 """

@@ -110,7 +110,7 @@ no detail, the open BIOS defines its own (marked "ours"):
   copy the VDC table at the next VSYNC (cleared once copied). `init` clears 20h-3Fh.
 - The VDC table is in external RAM from 7Fh downwards: blocks of [count n][VDC address][n bytes
   for address, address + 1, ...]; a count of 0 ends it. `copyregs` copies it in "copy mode"
-  (console.md: reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
+  (reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
 - `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
 - `selectgame` shows SELECT GAME in white on black (our screen).
 - Our own tune player: `playsound` stores a pointer into page 3 in R4 of bank 1 (where Sören
@@ -134,7 +134,7 @@ Cycles are machine cycles from the `CALL` to the instruction after it (the `CALL
 `RET` included), measured on our emulator (`hilbridge.machine.bios_cycles`); the test carts of
 `fixtures/bios/` give identical bus traces on MAME 0.251 (tests/oracle/test_oracle_open_bios.py).
 "Source" names Sören Gust's *Videopac G7000 BIOS* manual as g7kbios chapter.section and his
-`g7000.h`; console.md is the project's hardware reference.
+`g7000.h`; docs/accuracy.md and docs/emulator.md describe the hardware the emulator models.
 
 This file is generated: `python -m hilbridge.machine.bios_cycles > docs/bios.md`.
 

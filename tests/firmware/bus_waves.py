@@ -1,7 +1,7 @@
 """What a real cartridge slot sees while the reference emulator runs a cartridge, as pin waveforms.
 
 `slot_accesses` runs hilbridge.machine.console.Console with a bus listener and keeps what reaches
-the slot (adapter.md 3): fetches of 0400h-0FFFh, and MOVX reads and writes while P16 = 0 (the
+the slot (docs/hardware.md): fetches of 0400h-0FFFh, and MOVX reads and writes while P16 = 0 (the
 console gates /WR, and we assume pin E, with P16). Each access is placed in the machine cycle its
 strobe occupies: the emulator stamps every fetch of an instruction with the instruction's first
 cycle (the second fetch, operand or MOVP/JMPP table, is one cycle later on the bus) and a MOVX with

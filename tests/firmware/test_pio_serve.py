@@ -23,7 +23,7 @@ SYNC_CYCLES = 2  # GPIO input synchroniser, not modelled by pioemu
 BUFFER_NS = 17  # typical: 74LVC245 in (about 5 ns) + 74HCT541 out (about 12 ns) [unv]
 BUFFER_MAX_NS = 26  # the data sheets' maxima (6 + 20 ns) [unv]
 BUDGET_NS = 200  # the aim (issue 10)
-TRD2_PAL_NS = 561  # what the 8048 allows (adapter.md 2)
+TRD2_PAL_NS = 561  # what the 8048 allows (docs/hardware.md, Facts and their sources)
 LUT_BASE = 0x2001_0000  # rally_latch's table of table bases in the model (1 KB aligned)
 pytestmark = pytest.mark.slow
 

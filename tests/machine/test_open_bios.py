@@ -121,7 +121,8 @@ def test_gfxon_and_gfxoff_switch_the_objects_bit_only():
 
 # -- printing ---------------------------------------------------------------------------------------
 def expected_char23(y: int, code: int, colour: int) -> tuple[int, int]:
-    """console.md 5.2: a character shows glyph `code` when its 9-bit pointer is 8 * code - y / 2."""
+    """A character shows glyph `code` when its 9-bit pointer is 8 * code - y / 2 (the pointer rule of
+    hilbridge/machine/video.py)."""
     pointer = (8 * code - y // 2) & 0x1FF
     return pointer & 0xFF, (colour & 0x0E) | pointer >> 8
 
@@ -135,7 +136,8 @@ def test_calcchar23(y, char, colour):
 
 
 def glyph_shown(registers: bytes | bytearray, address: int) -> int:
-    """The character code a character register shows (its pointer read back through console.md 5.2)."""
+    """The character code a character register shows (its pointer read back through the pointer
+    rule of hilbridge/machine/video.py)."""
     y, pointer = registers[address], registers[address + 2] | (registers[address + 3] & 1) << 8
     start = (pointer + y // 2) & 0x1FF
     assert start % 8 == 0
@@ -154,7 +156,7 @@ def test_printchar_writes_a_character_and_moves_on():
 
 def test_putchar23_writes_bytes_2_and_3():
     console = run_to_done(code("mov r0,#12h", "mov r4,#60h", "mov r5,#00h", "mov r6,#02h", "call putchar23"))
-    # the example of console.md 5.2: Y 60h, pointer D0h, attribute bit 0 set shows '0'
+    # the pointer rule (hilbridge/machine/video.py): Y 60h, pointer D0h, attribute bit 0 set shows '0'
     assert console.vdc.registers[0x12] == 0xD0 and console.vdc.registers[0x13] == 0x03
     assert console.cpu.register(0) == 0x14
 
@@ -190,7 +192,8 @@ def test_selectgame_shows_select_game_and_starts_the_game_with_the_key():
 
 
 def charset_code_names() -> dict[int, str]:
-    """Character code -> glyph for the keys' glyphs: a key's code is row * 8 + bit (console.md 3.4)."""
+    """Character code -> glyph for the keys' glyphs: a key's code is row * 8 + bit
+    (hilbridge/machine/keyboard.tsv)."""
     names = {row * 8 + bit: key for key, (row, bit) in KEYBOARD.items() if len(key) == 1}
     names[KEYBOARD["SPACE"][0] * 8 + KEYBOARD["SPACE"][1]] = " "
     return names

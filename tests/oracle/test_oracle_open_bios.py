@@ -40,7 +40,7 @@ def mame(name: str, region: str) -> MameRun:
 
 
 def ram_writes(accesses: list[Access]) -> list[Access]:
-    """Writes that reach the external RAM: P14 = 0 and P16 = 0 (console.md 3.2)."""
+    """Writes that reach the external RAM: P14 = 0 and P16 = 0 (port-1 bits: hilbridge/machine/console.py)."""
     return [a for a in accesses if a.kind == "W" and not a.p1 & 0x50 and a.addr < 0x80]
 
 
