@@ -100,6 +100,7 @@ class Table:
         self.bridge_ui = WebBridgeUI(self._redraw) if bridge is not None else None
         self.bridge = bridge(self.bridge_ui, self._validate) if bridge is not None else None
         self._fight: threading.Thread | None = None
+        self.bridge_failed: str | None = None  # why the bridge stopped: battles are then typed in
         with self._lock:
             if self._advance():
                 self.game.save(self.save_path)
@@ -151,7 +152,7 @@ class Table:
         while not game.is_terminal() and game.ruleset.current_players(game.state) == (CHANCE,):
             node = game.ruleset.chance_node(game.state)
             if node is not None and node.combat is not None and _is_console_battle(node.combat):
-                if self.bridge is not None:
+                if self.bridge is not None and self.bridge_failed is None:
                     self._start_fight(node.combat)
                     break
                 if self.console is None:
@@ -163,6 +164,10 @@ class Table:
         return moved
 
     # -- the console bridge -------------------------------------------------------------------------
+    def _bridged(self) -> bool:
+        """Whether console battles go through the bridge (it is there and has not failed)."""
+        return self.bridge_ui is not None and self.bridge_failed is None
+
     def _fighting(self) -> bool:
         return self._fight is not None and self._fight.is_alive()
 
@@ -181,6 +186,13 @@ class Table:
         try:
             result = self.bridge.resolve(request, rng)
         except BattleStopped:
+            return
+        except HilbridgeError as error:  # not a battle it could not read (those end in manual entry)
+            with self._lock:
+                self._fight = None
+                self.bridge_failed = f"the console bridge failed: {error.message}"
+                self.bridge_ui.finished()
+                self._redraw()
             return
         with self._lock:
             self._fight = None
@@ -233,9 +245,10 @@ class Table:
             return f"Game over. Winner: {', '.join(winners) or 'nobody'}"
         if battle is not None:
             fight = f"Console battle: {battle.attacker} against {battle.defender}"
-            asked = self.bridge_ui.asked_of(player) if self.bridge_ui is not None else None
+            asked = self.bridge_ui.asked_of(player) if self._bridged() else None
             if asked is None:
-                return f"{fight} — fight it on the console"
+                failed = f" ({self.bridge_failed}; enter the result by hand)" if self.bridge_failed else ""
+                return f"{fight} — fight it on the console{failed}"
             if asked["state"] == "fighting":
                 return f"{fight} — on the console now"
             what = "to confirm the console's result" if asked["state"] == "confirm" else "to enter the result"
@@ -282,8 +295,9 @@ class Table:
 
     def _battle_view(self, battle: CombatRequest | None, player: str) -> dict[str, Any] | None:
         prompt = _battle_prompt(battle, player)
-        if prompt is not None and self.bridge_ui is not None:
-            prompt["bridge"] = self.bridge_ui.asked_of(player)
+        ui = self.bridge_ui
+        if prompt is not None and ui is not None and self.bridge_failed is None:
+            prompt["bridge"] = ui.asked_of(player)
         return prompt
 
     def _may_undo(self, player: str) -> bool:
@@ -321,7 +335,7 @@ class Table:
         unreadable screen), and the answer says what the result did once the game has it."""
         with self._lock:
             before = len(self.game.entries)
-            if self.bridge_ui is None:
+            if not self._bridged():
                 return self._battle(player, body)
             body = self._check(body, {"revision", "result"})
             if not isinstance(body["result"], dict):

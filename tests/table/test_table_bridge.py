@@ -17,6 +17,7 @@ from hilbridge.bridge.consoles import EmulatorConsole
 from hilbridge.bridge.profile import profile_for
 from hilbridge.bridge.resolver import ConsoleResolver
 from hilbridge.cli.game import console_bridge
+from hilbridge.errors import HilbridgeError
 from hilbridge.table.app import create_app
 from hilbridge.table.seats import BridgeFactory, Table
 
@@ -143,3 +144,22 @@ def test_nobody_can_undo_or_move_while_the_console_fights(tmp_path):
     undo = battle.client.post(battle.url(battle.attacker, "/undo"), json={"revision": seen["revision"]})
     assert undo.status_code == 400
     battle.table.close()
+
+
+class BrokenBridge:
+    def resolve(self, request, rng):
+        raise HilbridgeError("the profile's key script names 'F13', which is not a console key")
+
+
+def test_a_bridge_that_fails_leaves_the_battle_to_be_typed_in_with_the_reason(tmp_path):
+    battle = open_battle(tmp_path, lambda ui, validate: BrokenBridge())
+    seen = battle.state(battle.attacker)
+    deadline = time.monotonic() + 10
+    while "bridge" in seen["battle"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        seen = battle.state(battle.attacker)
+    assert "the console bridge failed: the profile's key script names 'F13'" in seen["status"]
+    body = {"revision": seen["revision"], "result": {"winner": battle.defender}}
+    done = battle.client.post(battle.url(battle.defender, "/battle"), json=body)
+    assert done.status_code == 200, done.text
+    assert battle.state(battle.other)["battle"] is None
