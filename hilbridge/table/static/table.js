@@ -152,6 +152,7 @@ function render(state) {
   }
   document.getElementById("board").textContent = state.board;
   const battle = document.getElementById("battle");
+  const typedResult = keepTyped(battle);
   battle.replaceChildren();
   if (state.battle) {
     const b = state.battle;
@@ -161,6 +162,7 @@ function render(state) {
       if (b.yours) battle.appendChild(resultForm(b));
     }
   }
+  restoreTyped(battle, typedResult);
   const forms = document.getElementById("forms");
   const typed = keepTyped(forms);
   forms.replaceChildren(...state.forms.map(spec =>
