@@ -290,6 +290,9 @@ def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(
         pages = {player: Page(base + tokens[player], chromium, driver) for player in players}
         for page in pages.values():
             page.wait(lambda p=page: p.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
+        shot = tmp_path / "table-console-battle.png"
+        pages[players[0]].driver.save_screenshot(str(shot))
+        print(f"screenshot of the console battle's confirmation: {shot}")
         said = pages[players[0]].text("bridge")
         assert "The console says:" in said and "Correct?" in said
         with urllib.request.urlopen(base + tokens[other] + "/state", timeout=5) as answer:
