@@ -13,7 +13,7 @@ is an element with ``data-zone`` (and a ``<title>`` tooltip) and every border on
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -58,12 +58,16 @@ def _positions(game: str, names: list[str]) -> tuple[dict[str, tuple[int, int]],
     """Layout positions; names the layout lacks (a replacement board) go in rows below the map."""
     data = layout(game)
     width, height = data["width"], data["height"]
-    placed = {name: tuple(data["zones"][name]) for name in names if name in data["zones"]}
+    placed: dict[str, tuple[int, int]] = {}
+    for name in names:
+        if name in data["zones"]:
+            x, y = data["zones"][name]
+            placed[name] = (int(x), int(y))
     missing = [name for name in names if name not in placed]
     for index, name in enumerate(missing):
         placed[name] = (40 + (index % 12) * 95, height + 30 + (index // 12) * 40)
     rows = -(-len(missing) // 12)
-    return placed, width, height + rows * 40  # type: ignore[return-value]
+    return placed, width, height + rows * 40
 
 
 def name_box(x: float, y: float, anchor: str, text: str, font: float = NAME_FONT) -> Box:
@@ -115,6 +119,11 @@ def place_names(
         placed[name] = best[1]
         boxes.append(best[2])
     return placed
+
+
+def _pairs(adjacent: dict[str, Iterable[str]]) -> list[tuple[str, str]]:
+    """Each border once, as a sorted pair of zone names."""
+    return sorted({(a, b) if a < b else (b, a) for a, others in adjacent.items() for b in others})
 
 
 def edge_key(a: str, b: str) -> str:
@@ -211,13 +220,13 @@ def supremacy_svg(view: dict[str, Any], board: Any) -> str:
     positions, width, height = _positions("supremacy", names)
     palette = colours(view["players"])
     home_colour = {code: palette[p] for p, code in view["power"].items()}
-    pairs = sorted({tuple(sorted((a, b))) for a in names for b in board.zones[a].adjacent})
+    pairs = _pairs({name: board.zones[name].adjacent for name in names})
 
     def kind(a: str, b: str) -> str:
         lands = board.zones[a].is_land + board.zones[b].is_land
         return ("sea", "coast", "land")[lands]
 
-    body = _edges(positions, pairs, width, kind)  # type: ignore[arg-type]
+    body = _edges(positions, pairs, width, kind)
     names_at = place_names(positions, layout("supremacy").get("label_sides", {}))
     for name in names:
         zone, (x, y) = board.zones[name], positions[name]
@@ -258,8 +267,8 @@ def conquest_svg(view: dict[str, Any]) -> str:
     positions, width, height = _positions("conquest", names)
     palette = colours(view["players"])
     zone_colours = layout("conquest").get("zone_colours", {})
-    pairs = sorted({tuple(sorted((a, b))) for a in names for b in board["neighbours"][a]})
-    body = _edges(positions, pairs, width, lambda a, b: "land")  # type: ignore[arg-type]
+    pairs = _pairs({name: board["neighbours"][name] for name in names})
+    body = _edges(positions, pairs, width, lambda a, b: "land")
     names_at = place_names(positions, layout("conquest").get("label_sides", {}))
     homelands = {country: player for player, country in view["homeland"].items() if player in view["active"]}
     for name in names:
