@@ -29,11 +29,18 @@ HUMAN_FRAMES = 60 * 60 * 10  # ten minutes for people to enter and fight a battl
 
 
 class BridgeUI(Protocol):
-    """The players' side: messages, the one-key confirmation, and typing a result by hand."""
+    """The players' side of a console battle: messages, the confirmation, and typing a result by hand.
 
-    def tell(self, text: str) -> None: ...
+    Every call names the battle, so a UI with several screens (the web table) shows it only to the
+    battle's players. Implementations: `hilbridge.cli.game.ClickBridgeUI` (the terminal's one-key
+    confirmation) and `hilbridge.table.confirm.WebBridgeUI` (each player's page).
+    """
 
-    def confirm(self, text: str) -> bool: ...
+    def tell(self, request: CombatRequest, text: str) -> None: ...
+
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
+        """Whether the players accept the console's `result` (``text`` says it in words)."""
+        ...
 
     def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
         """The result typed from the screen (``winner``, and in the END GAME ``energy``)."""
@@ -130,7 +137,7 @@ class ConsoleResolver:
         try:
             plan = plan_battle(request, rng, self.console.scripted)
             self.ui.tell(
-                f"Battle {request.attacker} vs {request.defender} on the console: {plan.describe()}."
+                request, f"Battle {request.attacker} vs {request.defender} on the console: {plan.describe()}."
             )
             reading = self._fight(plan)
         except BattleNotRead as error:
@@ -145,7 +152,7 @@ class ConsoleResolver:
         question = (
             f"The console says: {result['winner']} wins; left: {shown} (from the {reading.source}). Correct?"
         )
-        if not self.ui.confirm(question):
+        if not self.ui.confirm(request, result, question):
             return self._manual(request, "the players corrected the console's result")
         return result
 
@@ -193,11 +200,11 @@ class ConsoleResolver:
         return None
 
     def _manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
-        self.ui.tell(f"Enter the result by hand: {reason}")
+        self.ui.tell(request, f"Enter the result by hand: {reason}")
         while True:
             typed = dict(self.ui.manual(request, reason))
             result = {**typed, "source": f"manual entry: {reason}"}
             problem = self._refused(result)
             if problem is None:
                 return result
-            self.ui.tell(f"refused: {problem}")
+            self.ui.tell(request, f"refused: {problem}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -234,10 +234,10 @@ def replay(save: Path, player: str | None) -> None:
 class ClickBridgeUI:
     """The players' side of the console bridge at the terminal: one key to confirm, prompts by hand."""
 
-    def tell(self, text: str) -> None:
+    def tell(self, request: CombatRequest, text: str) -> None:
         click.echo(text)
 
-    def confirm(self, text: str) -> bool:
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
         while True:
             if sys.stdin.isatty():
                 click.echo(f"{text} [y/n] ", nl=False)
@@ -264,22 +264,54 @@ class ConsoleBattles:
         return self.console.resolve(request, rng)
 
 
-def _console_resolver(loaded: Game, device: str, cart: Path | None, profile: Path | None, screen_only: bool):
+def console_bridge(device: str, cart: Path | None, profile: Path | None, screen_only: bool):
+    """The combat bridge's resolver maker: `make(ui, validate)` for the console `device`, the
+    cartridge (default: hilbridge's own) and its profile; the console is opened here, once."""
     from hilbridge.bridge.combat import combat_image
     from hilbridge.bridge.consoles import open_console
     from hilbridge.bridge.profile import profile_for
     from hilbridge.bridge.resolver import ConsoleResolver
 
     image = cart.read_bytes() if cart is not None else combat_image()
+    console, read_with = open_console(device, image), profile_for(image, profile)
 
+    def make(ui: Any, validate: Callable[[dict[str, Any]], None]) -> ConsoleResolver:
+        return ConsoleResolver(console, read_with, ui, validate=validate, use_record=not screen_only)
+
+    return make
+
+
+def _console_resolver(loaded: Game, device: str, cart: Path | None, profile: Path | None, screen_only: bool):
     def validate(result: dict[str, Any]) -> None:
         loaded.ruleset.apply(loaded.state, Action("combat_result", CHANCE, result))
 
-    resolver = ConsoleResolver(
-        open_console(device, image), profile_for(image, profile), ClickBridgeUI(),
-        validate=validate, use_record=not screen_only,
-    )  # fmt: skip
-    return ConsoleBattles(resolver)
+    return ConsoleBattles(console_bridge(device, cart, profile, screen_only)(ClickBridgeUI(), validate))
+
+
+def _console_options(command: Callable[..., None]) -> Callable[..., None]:
+    """--console, --cart, --profile and --screen-only, shared by play and serve."""
+    options = [
+        click.option("--console", "device",
+                     help="Fight battles on a console: sim, mame or an adapter (docs/bridge.md)."),
+        click.option("--cart", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="With --console: the combat cartridge image (default: hilbridge's own)."),
+        click.option("--profile", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                     help="With --console: the cartridge profile (default: the shipped one)."),
+        click.option("--screen-only", is_flag=True,
+                     help="With --console: read results off the screen, not RAM."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _check_console_options(
+    device: str | None, random_battles: bool, cart: Path | None, profile: Path | None, screen_only: bool
+) -> None:
+    if device is not None and random_battles:
+        raise HilbridgeError("choose --console or --random-battles, not both")
+    if device is None and (cart or profile or screen_only):
+        raise HilbridgeError("--cart, --profile and --screen-only go with --console")
 
 
 @game.command("play")
@@ -290,14 +322,7 @@ def _console_resolver(loaded: Game, device: str, cart: Path | None, profile: Pat
     help="Play only this player's moves (a convenience, not a check; see docs/table.md).",
 )
 @click.option("--random-battles", is_flag=True, help="Let the computer decide battles (no console).")
-@click.option(
-    "--console", "device", help="Fight battles on a console: sim, mame or an adapter (docs/bridge.md)."
-)
-@click.option("--cart", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --console: the combat cartridge image (default: hilbridge's own).")  # fmt: skip
-@click.option("--profile", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="With --console: the cartridge profile (default: the shipped one).")  # fmt: skip
-@click.option("--screen-only", is_flag=True, help="With --console: read results off the screen, not RAM.")
+@_console_options
 def play(
     save: Path,
     player: str | None,
@@ -312,10 +337,7 @@ def play(
     The game is saved after every move.
     """
     loaded = _load_as(save, player)
-    if device is not None and random_battles:
-        raise HilbridgeError("choose --console or --random-battles, not both")
-    if device is None and (cart or profile or screen_only):
-        raise HilbridgeError("--cart, --profile and --screen-only go with --console")
+    _check_console_options(device, random_battles, cart, profile, screen_only)
     if device is not None:
         resolver: Any = _console_resolver(loaded, device, cart, profile, screen_only)
     else:
@@ -394,10 +416,27 @@ def _load_as(save: Path, player: str | None) -> Game:
     "--host", default="127.0.0.1", show_default=True, help="Address to listen on (others: a warning)."
 )
 @click.option("--random-battles", is_flag=True, help="Let the computer decide console battles.")
+@_console_options
 @click.option("--no-qr", is_flag=True, help="Print the URLs without QR codes.")
-def serve(save: Path, port: int, host: str, random_battles: bool, no_qr: bool) -> None:
-    """Play SAVE in the browser: one private URL per player (docs/table.md)."""
+def serve(
+    save: Path,
+    port: int,
+    host: str,
+    random_battles: bool,
+    device: str | None,
+    cart: Path | None,
+    profile: Path | None,
+    screen_only: bool,
+    no_qr: bool,
+) -> None:
+    """Play SAVE in the browser: one private URL per player (docs/table.md).
+
+    With --console, battles are fought on the console and its result is confirmed or corrected by
+    the battle's players on their own pages.
+    """
     from hilbridge.table.serve import serve as serve_table
 
+    _check_console_options(device, random_battles, cart, profile, screen_only)
     console = RandomResolver(Game.load(save).ruleset) if random_battles else None
-    serve_table(save, host=host, port=port, console=console, qr=not no_qr, echo=click.echo)
+    bridge = console_bridge(device, cart, profile, screen_only) if device is not None else None
+    serve_table(save, host=host, port=port, console=console, bridge=bridge, qr=not no_qr, echo=click.echo)

@@ -7,7 +7,8 @@ events) are all the table needs; uvicorn serves it. Server-sent events carry onl
 Routes (TOKEN is a player's private token; anything else is 403):
 ``GET /t/TOKEN`` the page, ``GET /t/TOKEN/state`` its JSON, ``POST /t/TOKEN/move``,
 ``/battle``, ``/undo`` (JSON bodies with the revision the page was drawn at; 400 malformed or
-illegal, 409 stale), ``GET /t/TOKEN/events`` the live revision stream.
+illegal, 409 stale), ``/confirm`` (a battle player's answer to the console bridge: the question's
+number and yes or no), ``GET /t/TOKEN/events`` the live revision stream.
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def create_app(table: Table) -> Starlette:
         Route("/t/{token}/move", action("move"), methods=["POST"]),
         Route("/t/{token}/battle", action("battle"), methods=["POST"]),
         Route("/t/{token}/undo", action("undo"), methods=["POST"]),
+        Route("/t/{token}/confirm", action("confirm"), methods=["POST"]),
         Route("/{rest:path}", refuse, methods=["GET", "POST"]),
     ]
     return Starlette(routes=routes)

@@ -30,12 +30,18 @@ def _plain(value: Any) -> str:
 
 
 def describe_event(game: str, item: Mapping[str, Any]) -> str:
-    """One event as a sentence; an event without a template shows its kind and fields."""
+    """One event as a sentence; an event without a template shows its kind and fields. A battle
+    result that says where it came from (the console's record or screen, or a manual entry and
+    why) says so in the sentence, so the log shows who decided each battle."""
     fields = {key: _plain(value) for key, value in item.items() if key not in HIDDEN_FIELDS}
     template = templates(game).get(item["kind"])
     if template is not None:
         try:
-            return template.format_map(fields)
+            sentence = template.format_map(fields)
         except (KeyError, IndexError, ValueError):
             pass
+        else:
+            if "source" in fields and "{source}" not in template:
+                sentence += f" Result from {fields['source']}."
+            return sentence
     return " ".join([item["kind"], *(f"{key}={value}" for key, value in fields.items())])

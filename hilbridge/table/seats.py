@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+import time
 from collections.abc import Callable, Collection, Mapping
 from functools import cache
 from importlib import resources
@@ -22,10 +23,17 @@ from hilbridge.game import CHANCE, Action, CombatRequest, CombatResolver, DiceRe
 from hilbridge.game.session import SAVE_MODE
 from hilbridge.game.supremacy.board import RESOURCES
 from hilbridge.table.board_svg import draw_board, zone_names
+from hilbridge.table.confirm import BattleStopped, Question, Unasked, WebBridgeUI
 from hilbridge.table.messages import describe_event
 
 TOKENS_FORMAT = "hilbridge-table-tokens"
 LOG_LINES = 200
+ANSWER_APPLIED_SECONDS = 10.0  # how long an answer waits to say what the confirmed result did
+
+Validate = Callable[[dict[str, Any]], None]
+BridgeFactory = Callable[[WebBridgeUI, Validate], CombatResolver]
+"""Makes the combat bridge's resolver (`hilbridge.bridge.resolver.ConsoleResolver`) for the table,
+given the players' side and the rules' check of a result."""
 
 
 class BadRequest(HilbridgeError):
@@ -68,10 +76,16 @@ def _is_console_battle(request: CombatRequest) -> bool:
 
 
 class Table:
-    """The game behind the web table. `console` decides console battles (the combat bridge, or a
-    random stand-in); without it a console battle waits as a prompt the players answer."""
+    """The game behind the web table. A console battle is decided by `bridge` (the combat bridge:
+    fought on the console in a thread of its own, its result confirmed or corrected on the battle
+    players' pages), or by `console` (a resolver that answers at once, such as random battles);
+    with neither it waits as a prompt the battle's players answer."""
 
-    def __init__(self, save: Path, console: CombatResolver | None = None):
+    def __init__(
+        self, save: Path, console: CombatResolver | None = None, bridge: BridgeFactory | None = None
+    ):
+        if console is not None and bridge is not None:
+            raise HilbridgeError("a table decides console battles with a resolver or the bridge, not both")
         self.save_path = save
         self.game = Game.load(save)
         self.players: list[str] = list(self.game.setup["players"])
@@ -80,9 +94,21 @@ class Table:
         self.listeners: list[Callable[[str], None]] = []
         self._boot = secrets.token_hex(3)  # a restarted server's revisions never match old pages
         self._changes = 0
-        self._lock = threading.Lock()  # moves may come from several threads (a console resolver blocks)
-        if self._advance():
-            self.game.save(self.save_path)
+        # Moves come from several threads, and the bridge's thread redraws pages while a player's
+        # answer is handled (re-entrant: that answer's thread may be the one that redraws).
+        self._lock = threading.RLock()
+        self.bridge_ui = WebBridgeUI(self._redraw) if bridge is not None else None
+        self.bridge = bridge(self.bridge_ui, self._validate) if bridge is not None else None
+        self._fight: threading.Thread | None = None
+        self.bridge_failed: str | None = None  # why the bridge stopped: battles are then typed in
+        with self._lock:
+            if self._advance():
+                self.game.save(self.save_path)
+
+    def close(self) -> None:
+        """Stop waiting for answers to the console bridge (the server stops)."""
+        if self.bridge_ui is not None:
+            self.bridge_ui.close()
 
     # -- identity and versions --------------------------------------------------------------------
     def player_for(self, token: str) -> str | None:
@@ -99,9 +125,15 @@ class Table:
 
     def _changed(self) -> None:
         self.game.save(self.save_path)
-        self._changes += 1
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """A new revision: every page fetches its view again (the bridge asks, or the game moved)."""
+        with self._lock:
+            self._changes += 1
+            revision = self.revision
         for listener in list(self.listeners):
-            listener(self.revision)
+            listener(revision)
 
     # -- chance -----------------------------------------------------------------------------------
     def pending_battle(self) -> CombatRequest | None:
@@ -120,6 +152,9 @@ class Table:
         while not game.is_terminal() and game.ruleset.current_players(game.state) == (CHANCE,):
             node = game.ruleset.chance_node(game.state)
             if node is not None and node.combat is not None and _is_console_battle(node.combat):
+                if self.bridge is not None and self.bridge_failed is None:
+                    self._start_fight(node.combat)
+                    break
                 if self.console is None:
                     break
                 game.step_chance(self.console)
@@ -127,6 +162,50 @@ class Table:
                 game.step_chance(DiceResolver())
             moved = True
         return moved
+
+    # -- the console bridge -------------------------------------------------------------------------
+    def _bridged(self) -> bool:
+        """Whether console battles go through the bridge (it is there and has not failed)."""
+        return self.bridge_ui is not None and self.bridge_failed is None
+
+    def _fighting(self) -> bool:
+        return self._fight is not None and self._fight.is_alive()
+
+    def _start_fight(self, request: CombatRequest) -> None:
+        """Fight `request` on the console in a thread: the bridge blocks until the players answer."""
+        if self._fighting():
+            return
+        steps, rng = len(self.game.entries), self.game.chance_rng()
+        self._fight = threading.Thread(
+            target=self._fight_battle, args=(request, rng, steps), name="console battle", daemon=True
+        )
+        self._fight.start()
+
+    def _fight_battle(self, request: CombatRequest, rng: Any, steps: int) -> None:
+        assert self.bridge is not None and self.bridge_ui is not None
+        try:
+            result = self.bridge.resolve(request, rng)
+        except BattleStopped:
+            return
+        except HilbridgeError as error:  # not a battle it could not read (those end in manual entry)
+            with self._lock:
+                self._fight = None
+                self.bridge_failed = f"the console bridge failed: {error.message}"
+                self.bridge_ui.finished()
+                self._redraw()
+            return
+        with self._lock:
+            self._fight = None
+            if len(self.game.entries) != steps or self.pending_battle() != request:
+                return  # cannot happen: nothing else moves while a battle is fought
+            self.game.apply(Action("combat_result", CHANCE, result))
+            self.bridge_ui.finished()
+            self._advance()
+            self._changed()
+
+    def _validate(self, result: dict[str, Any]) -> None:
+        """The rules' check of a battle result on the current position (raises `IllegalAction`)."""
+        self.game.ruleset.apply(self.game.state, Action("combat_result", CHANCE, result))
 
     # -- what a player is sent ---------------------------------------------------------------------
     def snapshot(self, player: str) -> dict[str, Any]:
@@ -154,7 +233,7 @@ class Table:
             "svg": draw_board(game.ruleset, view),
             "moves": [{"label": _label(action), **action.to_json()} for action in moves],
             "forms": self._forms(view, player, moves),
-            "battle": _battle_prompt(battle, player),
+            "battle": self._battle_view(battle, player),
             "log": [describe_event(name, item) for item in events[-LOG_LINES:]],
             "can_undo": self._may_undo(player),
         }
@@ -165,7 +244,15 @@ class Table:
         if self.game.is_terminal():
             return f"Game over. Winner: {', '.join(winners) or 'nobody'}"
         if battle is not None:
-            return f"Console battle: {battle.attacker} against {battle.defender} — fight it on the console"
+            fight = f"Console battle: {battle.attacker} against {battle.defender}"
+            asked = self.bridge_ui.asked_of(player) if self._bridged() else None
+            if asked is None:
+                failed = f" ({self.bridge_failed}; enter the result by hand)" if self.bridge_failed else ""
+                return f"{fight} — fight it on the console{failed}"
+            if asked["state"] == "fighting":
+                return f"{fight} — on the console now"
+            what = "to confirm the console's result" if asked["state"] == "confirm" else "to enter the result"
+            return f"{fight} — waiting for {', '.join(asked['waiting_for'])} {what}"
         waiting = view["waiting_for"]
         if player in waiting:
             return "Your move" + (
@@ -206,7 +293,16 @@ class Table:
             return list(RESOURCES)
         return sorted(zone_names(self.game.ruleset, view))
 
+    def _battle_view(self, battle: CombatRequest | None, player: str) -> dict[str, Any] | None:
+        prompt = _battle_prompt(battle, player)
+        ui = self.bridge_ui
+        if prompt is not None and ui is not None and self.bridge_failed is None:
+            prompt["bridge"] = ui.asked_of(player)
+        return prompt
+
     def _may_undo(self, player: str) -> bool:
+        if self._fighting():
+            return False
         last = next((e for e in reversed(self.game.entries) if e.action.player != CHANCE), None)
         return last is not None and last.action.player == player
 
@@ -234,9 +330,61 @@ class Table:
             return self._move(player, body)
 
     def battle(self, player: str, body: Any) -> dict[str, Any]:
-        """Report the console battle's result: ``{"revision", "result"}`` (checked by the rules)."""
+        """Report the console battle's result: ``{"revision", "result"}`` (checked by the rules).
+        With the bridge, this is the manual entry it asks for (after a correction, a timeout or an
+        unreadable screen), and the answer says what the result did once the game has it."""
         with self._lock:
-            return self._battle(player, body)
+            before = len(self.game.entries)
+            if not self._bridged():
+                return self._battle(player, body)
+            body = self._check(body, {"revision", "result"})
+            if not isinstance(body["result"], dict):
+                raise BadRequest("result must be an object")
+            result = {key: value for key, value in body["result"].items() if key != "source"}
+            question = self.bridge_ui.question
+            try:
+                self._validate(result)
+                self.bridge_ui.answer_manual(player, result)
+            except HilbridgeError as error:
+                raise BadRequest(error.message) from None
+        return self._after_answer(player, before, question, ["result entered by hand"])
+
+    def confirm(self, player: str, body: Any) -> dict[str, Any]:
+        """A battle player's answer to the bridge's confirmation: ``{"question", "yes"}`` (the
+        question's number from the page: an answer to an older question is stale)."""
+        if self.bridge_ui is None:
+            raise BadRequest("this table has no console bridge")
+        if not isinstance(body, dict) or set(body) - {"revision"} != {"question", "yes"}:
+            raise BadRequest("the request needs question and yes")
+        if not isinstance(body["yes"], bool) or not isinstance(body["question"], int):
+            raise BadRequest("question must be the number the page was sent and yes true or false")
+        with self._lock:
+            before = len(self.game.entries)
+            question = self.bridge_ui.question
+            if question is None or question.number != body["question"]:
+                raise StaleMove("the console bridge has moved on since your page was drawn")
+            try:
+                said, answered = self.bridge_ui.answer_confirm(player, body["yes"])
+            except Unasked as error:
+                raise BadRequest(error.message) from None
+        return self._after_answer(player, before, question if answered else None, [said])
+
+    def _after_answer(
+        self, player: str, before: int, answered: Question | None, said: list[str]
+    ) -> dict[str, Any]:
+        """After the `answered` question: wait (briefly) until the bridge has put the result into the
+        game or asks something new, then say what the answer did."""
+        assert self.bridge_ui is not None
+        fight, deadline = self._fight, time.monotonic() + ANSWER_APPLIED_SECONDS
+        while answered is not None and fight is not None and fight.is_alive() and time.monotonic() < deadline:
+            if self.bridge_ui.question not in (None, answered):
+                break
+            fight.join(0.02)
+        with self._lock:
+            events = self.game.events(player)
+            name = self.game.ruleset.name
+            did = [describe_event(name, item) for item in events if item["step"] > before]
+            return {"ok": True, "revision": self.revision, "did": said + did}
 
     def undo(self, player: str, body: Any) -> dict[str, Any]:
         """Take back the player's own last move (never a secret move after its reveal)."""

@@ -12,7 +12,7 @@ import uvicorn
 
 from hilbridge.game import CombatResolver
 from hilbridge.table.app import create_app
-from hilbridge.table.seats import Table, tokens_path
+from hilbridge.table.seats import BridgeFactory, Table, tokens_path
 
 LOCAL = "127.0.0.1"
 
@@ -34,10 +34,11 @@ def serve(
     host: str = LOCAL,
     port: int = 8470,
     console: CombatResolver | None = None,
+    bridge: BridgeFactory | None = None,
     qr: bool = True,
     echo: Callable[[str], None] = print,
 ) -> None:
-    table = Table(save, console)
+    table = Table(save, console, bridge)
     if host != LOCAL:
         echo(
             f"warning: serving on {host}: anyone who can reach this address and learns a URL plays as that "
@@ -51,4 +52,9 @@ def serve(
         if qr:
             echo(qr_text(url))
     echo("Give each player only their own URL. Ctrl-C stops the table; the game is saved after every move.")
-    uvicorn.run(create_app(table), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1)
+    if bridge is not None:
+        echo("Console battles are fought on the console; their players confirm the result on their pages.")
+    try:
+        uvicorn.run(create_app(table), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1)
+    finally:
+        table.close()

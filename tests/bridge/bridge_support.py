@@ -3,7 +3,7 @@ from docs/bridge.md, not from the cartridge's code), and a players' side that an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hilbridge.game.core import CombatRequest
@@ -45,10 +45,10 @@ class ScriptedUI:
         self.messages: list[str] = []
         self.reasons: list[str] = []
 
-    def tell(self, text: str) -> None:
+    def tell(self, request: CombatRequest, text: str) -> None:
         self.messages.append(text)
 
-    def confirm(self, text: str) -> bool:
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
         self.messages.append(text)
         return self.answer
 

@@ -2,7 +2,8 @@
 
 They play a Supremacy blind bid and a battle; neither page's DOM nor any response its browser
 received holds the other player's secret bid (nor the seed); a screenshot of the map is kept; after
-a server restart both pages go on from the save.
+a server restart both pages go on from the save. A Conquest battle fought on the emulated console
+(`serve --console sim`) is confirmed by its two players in their browsers.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tool
-from table_games import saved, supremacy_at_attack_bid
+from table_games import conquest_at_battle, saved, supremacy_at_attack_bid
 
 pytest.importorskip("selenium")
 from selenium import webdriver
@@ -42,13 +43,13 @@ def free_port() -> int:
 class Server:
     """`hilbridge game serve` in a subprocess, restartable on the same port."""
 
-    def __init__(self, save: Path, port: int, log: Path):
-        self.save, self.port, self.log = save, port, log
+    def __init__(self, save: Path, port: int, log: Path, options: tuple[str, ...] = ()):
+        self.save, self.port, self.log, self.options = save, port, log, options
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         command = [sys.executable, "-c", "from hilbridge.cli.main import main; main()"]
-        command += ["game", "serve", str(self.save), "--port", str(self.port), "--no-qr"]
+        command += ["game", "serve", str(self.save), "--port", str(self.port), "--no-qr", *self.options]
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + WAIT
@@ -270,3 +271,39 @@ def test_two_players_bid_blind_and_fight_in_their_browsers(table, tmp_path):
     finally:
         for page in pages.values():
             page.driver.quit()
+
+
+def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(tmp_path):
+    chromium = require_tool("chromium", "chromium-browser")
+    driver = require_tool("chromedriver")
+    game = conquest_at_battle()
+    battle = game.state["battle"]
+    players = (battle["attacker"], battle["defender"])
+    other = next(p for p in game.setup["players"] if p not in players)
+    save = saved(game, tmp_path / "conquest.json")
+    server = Server(save, free_port(), tmp_path / "serve.log", ("--console", "sim"))
+    server.start()
+    tokens = json.loads((tmp_path / "conquest.json.tokens").read_text())["tokens"]
+    base = f"http://127.0.0.1:{server.port}/t/"
+    pages: dict[str, Page] = {}
+    try:
+        pages = {player: Page(base + tokens[player], chromium, driver) for player in players}
+        for page in pages.values():
+            page.wait(lambda p=page: p.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
+        shot = tmp_path / "table-console-battle.png"
+        pages[players[0]].driver.save_screenshot(str(shot))
+        print(f"screenshot of the console battle's confirmation: {shot}")
+        said = pages[players[0]].text("bridge")
+        assert "The console says:" in said and "Correct?" in said
+        with urllib.request.urlopen(base + tokens[other] + "/state", timeout=5) as answer:
+            onlooker = answer.read().decode()
+        assert "The console says" not in onlooker and '"state":"confirm"' in onlooker.replace(" ", "")
+        for page in pages.values():  # retried: the other's confirmation redraws the page
+            page.wait(lambda p=page: p.driver.find_element(By.ID, "confirm-yes").click() is None, "a click")
+        for page in pages.values():
+            page.wait_log("Result from console sim: ram record #1.")
+            page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
+    finally:
+        for page in pages.values():
+            page.driver.quit()
+        server.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -44,8 +46,8 @@ def test_the_supremacy_map_shows_seas_ports_units_and_mushroom_clouds():
     labels = {name: [t.text for t in group.iter(f"{SVG}text")] for name, group in drawn.items()}
     assert "2A" in labels["Venezuela"] and "3A 1N" in labels["Carribean Sea"]
     assert "bob: 2 armies, 0 navies" in drawn["Venezuela"].find(f"{SVG}title").text
-    dark = drawn["North Atlantic"].find(f"{SVG}circle").get("fill")
-    light = drawn["Gulf of Panama"].find(f"{SVG}circle").get("fill")
+    dark = drawn["North Atlantic"].find(f"{SVG}rect").get("fill")
+    light = drawn["Gulf of Panama"].find(f"{SVG}rect").get("fill")
     assert dark != light
 
 
@@ -78,3 +80,81 @@ def test_every_event_of_random_games_has_a_sentence(name):
             assert "{" not in text and not text.startswith(item["kind"] + " "), text
     assert kinds <= set(templates(name))
     assert len(kinds) > 12
+
+
+def supremacy_map() -> tuple[str, dict[str, set[str]]]:
+    ruleset = get_ruleset("supremacy")
+    view = Game(ruleset, ruleset.default_setup(["ann", "bob"]), 2).view("ann")
+    view["power"] = {"ann": "USA", "bob": "CSA"}
+    return supremacy_svg(view, ruleset.board), {n: set(z.adjacent) for n, z in ruleset.board.zones.items()}
+
+
+def conquest_map() -> tuple[str, dict[str, set[str]]]:
+    ruleset = get_ruleset("conquest")
+    view = Game(ruleset, ruleset.default_setup(["ann", "bob", "cy"]), 2).view("ann")
+    return conquest_svg(view), {n: set(others) for n, others in view["board"]["neighbours"].items()}
+
+
+def text_box(text: ElementTree.Element, font: float) -> tuple[float, float, float, float]:
+    """A generous box around an SVG text: 0.6 em a letter, from 0.8 em above the baseline to 0.25 below."""
+    x, y, width = float(text.get("x")), float(text.get("y")), 0.6 * font * len(text.text)
+    left = {"start": x, "middle": x - width / 2, "end": x - width}[text.get("text-anchor")]
+    return left, y - 0.8 * font, left + width, y + 0.25 * font
+
+
+def mark_centre(group: ElementTree.Element) -> tuple[float, float]:
+    circle = group.find(f"{SVG}circle")
+    if circle is not None:
+        return float(circle.get("cx")), float(circle.get("cy"))
+    square = group.find(f"{SVG}rect")
+    return float(square.get("x")) + float(square.get("width")) / 2, float(square.get("y")) + float(
+        square.get("height")
+    ) / 2
+
+
+def apart(a, b) -> bool:
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
+@pytest.mark.parametrize("draw", [supremacy_map, conquest_map], ids=["supremacy", "conquest"])
+def test_no_two_zone_names_overlap_nor_cover_another_zones_mark(draw):
+    svg, _ = draw()
+    font = float(re.search(r"\.name\{font:(\d+(?:\.\d+)?)px", svg).group(1))
+    drawn = zones(svg)
+    names = {}
+    for name, group in drawn.items():
+        (label,) = [t for t in group.iter(f"{SVG}text") if t.get("class") == "name"]
+        assert label.text == name
+        names[name] = text_box(label, font)
+    marks = {name: (x - 11, y - 11, x + 11, y + 11) for name, (x, y) in map(
+        lambda item: (item[0], mark_centre(item[1])), drawn.items()
+    )}  # fmt: skip
+    clashes = [(a, b) for a, b in itertools.combinations(names, 2) if not apart(names[a], names[b])]
+    assert clashes == []
+    covered = [(a, b) for a in names for b in marks if a != b and not apart(names[a], marks[b])]
+    assert covered == []
+
+
+@pytest.mark.parametrize("draw", [supremacy_map, conquest_map], ids=["supremacy", "conquest"])
+def test_every_adjacency_of_the_board_data_is_drawn_between_its_two_zones(draw):
+    svg, adjacent = draw()
+    root = ElementTree.fromstring(svg)
+    width = float(root.get("viewBox").split()[2])
+    centres = {name: mark_centre(group) for name, group in zones(svg).items()}
+    lines: dict[str, list[tuple[tuple[float, float], tuple[float, float]]]] = {}
+    for line in root.iter(f"{SVG}line"):
+        ends = (
+            (float(line.get("x1")), float(line.get("y1"))),
+            (float(line.get("x2")), float(line.get("y2"))),
+        )
+        lines.setdefault(line.get("data-edge"), []).append(ends)
+    pairs = {tuple(sorted((a, b))) for a, others in adjacent.items() for b in others}
+    assert set(lines) == {f"{a}|{b}" for a, b in pairs}
+    for a, b in pairs:
+        drawn = lines[f"{a}|{b}"]
+        if len(drawn) == 1:  # a straight border from one zone to the other
+            assert set(drawn[0]) == {centres[a], centres[b]}
+        else:  # across the map's edge: a stub from each zone to an edge, both at the same height
+            assert len(drawn) == 2
+            assert {start for start, _ in drawn} == {centres[a], centres[b]}
+            assert sorted(end[0] for _, end in drawn) == [0, width] and drawn[0][1][1] == drawn[1][1][1]

@@ -40,3 +40,15 @@ def test_serve_on_another_address_warns(tmp_path, monkeypatch):
     assert calls[0]["host"] == "0.0.0.0"
     assert output.startswith("warning: serving on 0.0.0.0")
     assert "▀" not in output and "█" not in output
+
+
+def test_serve_with_a_console_says_who_confirms_and_refuses_random_battles_too(tmp_path, monkeypatch):
+    output, calls, _ = served(tmp_path, monkeypatch, "--console", "sim", "--no-qr")
+    assert len(calls) == 1
+    assert "their players confirm the result on their pages" in output
+    result = CliRunner().invoke(
+        cli, ["game", "serve", str(tmp_path / "game.json"), "--console", "sim", "--random-battles"]
+    )
+    assert result.exit_code == 2 and "choose --console or --random-battles" in result.output
+    result = CliRunner().invoke(cli, ["game", "serve", str(tmp_path / "game.json"), "--screen-only"])
+    assert result.exit_code == 2 and "go with --console" in result.output

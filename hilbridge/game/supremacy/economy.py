@@ -123,6 +123,7 @@ class EconomyRules(SupremacyBase):
         return actions
 
     def _salary_bill(self, state: State, player: str) -> int:
+        """Companies only: held nuke and L-star cards draw no salary (SUP-A19, docs/rules/supremacy.md)."""
         options = state["options"]
         companies = [c for c in self._companies(state, player) if c not in state["idle"]]
         return rules.salary_bill(

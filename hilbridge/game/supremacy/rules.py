@@ -47,7 +47,9 @@ def buy_from_market(
 
 
 def salary_bill(companies: int, military_units: int, company_salary: int = 50, unit_salary: int = 10) -> int:
-    """S-1.A: $50M per resource company and $10M per army or navy on the board."""
+    """S-1.A: $50M per resource company and $10M per army or navy on the board. Nuke and L-star
+    cards are not counted (reading SUP-A19 in docs/rules/supremacy.md: the clause prices "Resource
+    Companies" and "Armies and Navies" only)."""
     return companies * company_salary + military_units * unit_salary
 
 

@@ -111,6 +111,36 @@ function pickZone(name) {
   if (field === from) from.dataset.picked = "1"; else if (from) delete from.dataset.picked;
 }
 
+function resultForm(b) {
+  return moveForm({kind: "battle", label: "Result", fields: b.fields}, "battle",
+    params => send("/battle", {result: params}), "Report result");
+}
+
+// The console bridge's prompt: what the console read, confirmed or corrected by the battle's players.
+function bridgePrompt(b) {
+  const bridge = b.bridge;
+  const box = el("div", {id: "bridge", "data-state": bridge.state});
+  box.appendChild(el("p", {text: `Console battle: ${b.attacker} attacks ${b.defender} on the console.`}));
+  if (bridge.messages) box.appendChild(el("ul", {class: "bridge-messages"}, bridge.messages.map(m => el("li", {text: m}))));
+  if (bridge.state === "confirm" && b.yours) {
+    if (bridge.you_confirmed) box.appendChild(el("p", {text: `Confirmed; waiting for ${bridge.waiting_for.join(", ")}.`}));
+    else {
+      const answer = yes => send("/confirm", {question: bridge.question, yes: yes});
+      const right = el("button", {type: "button", id: "confirm-yes", text: "Yes, that is what the screen shows"});
+      const wrong = el("button", {type: "button", id: "confirm-no", text: "No, correct it"});
+      right.addEventListener("click", () => answer(true));
+      wrong.addEventListener("click", () => answer(false));
+      box.appendChild(el("p", {}, [right, wrong]));
+    }
+  } else if (bridge.state === "manual" && b.yours) {
+    box.appendChild(el("p", {class: "reason", text: `Enter the result by hand: ${bridge.text}`}));
+    box.appendChild(resultForm(b));
+  } else if (bridge.state !== "fighting") {
+    box.appendChild(el("p", {text: `Waiting for ${bridge.waiting_for.join(", ")}.`}));
+  }
+  return box;
+}
+
 function render(state) {
   revision = state.revision;
   document.body.dataset.revision = state.revision;
@@ -122,15 +152,17 @@ function render(state) {
   }
   document.getElementById("board").textContent = state.board;
   const battle = document.getElementById("battle");
+  const typedResult = keepTyped(battle);
   battle.replaceChildren();
   if (state.battle) {
     const b = state.battle;
-    battle.appendChild(el("p", {text: `Console battle: ${b.attacker} attacks ${b.defender}. Fight it on the console, then enter what the screen shows.`}));
-    if (b.yours) {
-      battle.appendChild(moveForm({kind: "battle", label: "Result", fields: b.fields}, "battle",
-        params => send("/battle", {result: params}), "Report result"));
+    if (b.bridge) battle.appendChild(bridgePrompt(b));
+    else {
+      battle.appendChild(el("p", {text: `Console battle: ${b.attacker} attacks ${b.defender}. Fight it on the console, then enter what the screen shows.`}));
+      if (b.yours) battle.appendChild(resultForm(b));
     }
   }
+  restoreTyped(battle, typedResult);
   const forms = document.getElementById("forms");
   const typed = keepTyped(forms);
   forms.replaceChildren(...state.forms.map(spec =>

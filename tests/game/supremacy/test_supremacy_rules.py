@@ -124,6 +124,18 @@ def test_S_1_A_salaries_50_per_company_10_per_unit():
     assert state["turn"] == "bob"
 
 
+def test_SUP_A19_nuke_and_l_star_cards_draw_no_salary():
+    """S-1.A prices "Resource Companies" and "Armies and Navies" only; a nuke or L-star card is a
+    resource card but neither a company nor a force on the board, so it costs nothing."""
+    state = start()
+    weapon_cards = [c for c, card in R.board.cards.items() if card.kind == "weapon"]
+    assert {R.board.cards[c].resource for c in weapon_cards} == {"nuke", "lstar"}
+    for card in weapon_cards[:2]:
+        state["cards"][card] = "ann"
+    state = act(state, "ann", "pay_salaries")
+    assert state["cash"]["ann"] == 7000 - (6 * 50 + 4 * 10)  # the bill of the six companies and four units
+
+
 def test_S_1_A_unpaid_companies_do_not_produce_and_disbanded_units_leave():
     state = start()
     card = next(
