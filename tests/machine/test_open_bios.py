@@ -194,6 +194,11 @@ def test_selectgame_shows_select_game_and_starts_the_game_with_the_key():
     while console.cpu.pc != result.symbols["GAME"] or console.cpu.irq_in_progress:
         console.step()
     assert console.cpu.a == 4
+    # the game starts on an initialised screen (g7kbios 2.5), graphics on, in register bank 1
+    registers = console.vdc.registers
+    assert all(registers[0x10 + 4 * n] == 0xF8 for n in range(12)), "SELECT GAME still shown"
+    assert registers[0xA0] & 0x20
+    assert console.cpu.psw & 0x10
 
 
 def charset_code_names() -> dict[int, str]:

@@ -671,7 +671,10 @@ nm_reduce:
 
         entry   2B3h
 nibble_table:
-        db      7, 12, 3, 14, 9, 0, 5, 10, 15, 2, 13, 6, 1, 8, 11, 4
+        db      7, 12, 3, 14, 9, 4, 5, 10, 15, 2, 13, 6, 1, 8, 11
+plusselectgame:
+        db      0                       ; the last entry, 0, is a NOP: plusselectgame runs on into
+                                        ; selectgame (g7kbios 14.2, 17.32: identical on a G7000)
 
         entry   2C3h
 selectgame:
@@ -792,6 +795,17 @@ tune_shoot:
         tone    7, 4
         db      00h
 
+; the rest of getjoystick (placed in the gap after the tunes)
+gj_rest:
+        rrc     a
+        jnc     gj_down
+        inc     r3
+gj_down:
+        rrc     a
+        jnc     gj_left
+        dec     r2
+        jmp     gj_left
+
         entry   37Fh
 bank02: anl     p1,#0FEh
         jmp     0408h
@@ -808,13 +822,23 @@ bank0:  anl     p1,#0FCh
 bank3:  orl     p1,#03h
         jmp     0408h
 
+; getjoystick: the decoder and the bus on with P1 kept in R0 (4 instructions, as KTAA repeats them
+; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, then dx, dy and fire
         entry   38Fh
 getjoystick:
-        anl     p1,#0FBh
+        in      a,p1
+        mov     r0,a                    ; P1, restored after the read
+        orl     p1,#3Ch
+        anl     p1,#0BBh                ; keyboard/joystick decoder on, external bus on
+
+        entry   395h
+getjoystick_p17:
         mov     a,r1
         outl    p2,a                    ; stick select
         ins     a,bus
-        orl     p1,#04h
+        xch     a,r0
+        outl    p1,a
+        mov     a,r0
         cpl     a                       ; bits now 1 = pressed: up, right, down, left, fire
         mov     r2,#0
         mov     r3,#0
@@ -825,20 +849,7 @@ gj_up:  rrc     a
         jnc     gj_right
         inc     r2
 gj_right:
-        rrc     a
-        jnc     gj_down
-        inc     r3
-gj_down:
-        rrc     a
-        jnc     gj_left
-        dec     r2
-gj_left:
-        rrc     a
-        clr     f0
-        jnc     gj_fire
-        cpl     f0
-gj_fire:
-        ret
+        jmp     gj_rest
 
         entry   3B1h
 decodejoystick:
@@ -856,6 +867,15 @@ decodejoystick:
 dj_directions:
         ; by dx = -1, 0, 1, then dy = -1 (up), 0, 1 (down); 8 = no direction
         db      3, 4, 5, 2, 8, 6, 1, 0, 7
+
+; the end of getjoystick: fire
+gj_left:
+        rrc     a
+        clr     f0
+        jnc     gj_fire
+        cpl     f0
+gj_fire:
+        ret
 
         entry   3CFh
 divide: mov     r4,#0FFh
