@@ -153,3 +153,22 @@ def test_bios_tables_digit_and_bank_routines():
     digits = [a.data for a in vdc_writes(accesses) if a.addr == 0x16]
     expected = [(8 * (n & 15) - 0x20) & 0xFF for n in range(16)]  # y 40h: pointer 8 * code - 20h
     assert all(value in expected for value in digits) and len(set(digits)) == 16
+
+
+def test_bios_clock_counts_up_over_a_minute_then_down_over_one():
+    accesses = emulator("bios_clock").trace.accesses
+    pointer = {(8 * digit - 0x20) & 0xFF: digit for digit in range(10)}  # y 40h: 8 * code - 20h
+    blank = 8 * 0x0C - 0x20  # initclock's blank: the digits come after it
+    shown: dict[int, list[int]] = {}  # VDC address of a digit's byte 2 -> the digits written, in turn
+    for access in vdc_writes(accesses):
+        if access.addr in (0x42, 0x52, 0x56, 0x4A) and access.data == blank:
+            shown[access.addr] = []
+        elif access.addr in shown and access.data in pointer:
+            digits = shown.setdefault(access.addr, [])
+            if not digits or digits[-1] != pointer[access.data]:
+                digits.append(pointer[access.data])
+    assert shown[0x4A] == [9, 0, 1, 0, 9, 8, 7]  # seconds units: 00:59 01:00 01:01, then down to 00:57
+    assert shown[0x56] == [5, 0, 5]  # seconds tens
+    assert shown[0x52] == [0, 1, 0]  # minutes units
+    clock = [a.data for a in ram_writes(accesses) if a.addr == 0x10][1:]  # after init's clearing
+    assert all(value & 0x3F < 60 for value in clock) and clock[0] & 0x40 and not clock[-1] & 0xC0
