@@ -37,6 +37,8 @@ SETUPS: dict[str, tuple[str, ...]] = {
     "playsound": ("mov a,#28h",),
     "nibblemixer": ("mov r5,#3", "mov r7,#0F8h"),
     "random": ("mov r2,#0F8h", "mov r7,#0F0h"),
+    "initclock": ("mov r3,#20h", "mov r4,#40h", "mov r6,#0Eh"),
+    "doclock": ("mov r0,#3Eh", "mov @r0,#59", "mov r4,#40h", "mov r6,#0Eh"),  # one second down
 }
 # routine -> (setup for input 0, setup for input 1, the input's name): cycles = a + b * input
 LINEAR: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {
@@ -51,13 +53,15 @@ def call_cycles(routine: str, setup: tuple[str, ...]) -> int:
 
 
 def call_routine(routine: str, setup: tuple[str, ...]) -> tuple[int, bytes, bytes]:
-    """(cycles, bank 0 R0-R7 at the CALL, bank 0 R0-R7 after it) for `call routine` after `setup`;
-    R0-R7 hold 0D0h-0D7h before the setup, so a register the routine leaves alone keeps its value."""
+    """(cycles, R0-R7 at the CALL, R0-R7 after it) for `call routine` after `setup`, run as programs
+    run, in register bank 1; R0-R7 hold 0D0h-0D7h before the setup, so a register the routine leaves
+    alone keeps its value."""
     from hilbridge.toolchain.assembler import assemble_text
 
     vectors = ("org 400h", "jmp start", "jmp 0009h", "retr", "nop", "jmp 001Ah", "jmp start")
     body = (*(f"mov r{n},#0D{n}h" for n in range(8)), *setup)
-    lines = [_equates(), *(f"        {line}" for line in vectors), "start:  dis i", "        call 00F1h"]
+    opening = ("start:  dis i", "        call 00F1h", "        sel rb1")  # init, then the programs' bank
+    lines = [_equates(), *(f"        {line}" for line in vectors), *opening]
     lines += [*(f"        {line}" for line in body), f"at:     call {routine}", "after:  jmp after", ""]
     text = "\n".join(lines)
     result = assemble_text(text, name="cycles.asm")
@@ -68,11 +72,11 @@ def call_routine(routine: str, setup: tuple[str, ...]) -> tuple[int, bytes, byte
     start, before = -1, b""
     while console.cpu.pc != after:
         if console.cpu.pc == at:
-            start, before = console.cpu.cycle, bytes(console.cpu.ram[0:8])
+            start, before = console.cpu.cycle, bytes(console.cpu.ram[24:32])
         console.step()
         if console.cpu.cycle > 200_000:
             raise RuntimeError(f"{routine} did not return")
-    return console.cpu.cycle - start, before, bytes(console.cpu.ram[0:8])
+    return console.cpu.cycle - start, before, bytes(console.cpu.ram[24:32])
 
 
 def _equates() -> str:
@@ -103,28 +107,37 @@ from black-box behaviour, never from the copyrighted BIOS image. Every entry poi
 documented address; routines that do not fit their slot continue in a gap. Where the documents give
 no detail, the open BIOS defines its own (marked "ours"):
 
-- The interrupt routine (`irq`, reached through the cartridge's 0402h) runs in register bank 1:
-  R5 = the interrupted A, R6 = the interrupted P1; `vsyncirq` and `copyregs` also use R0, R1, R2
-  and R7 of bank 1, and R4 of bank 1 holds the tune pointer. `RETR` restores the interrupted bank.
-- Internal RAM 3Dh: collision bits (VDC A2) read at the last VSYNC; 3Eh: frame counter; 3Fh bit 7:
-  copy the VDC table at the next VSYNC (cleared once copied). `init` clears 20h-3Fh.
+- Register banks as g7kbios 1.3 documents them: the interrupt runs in bank 0 (RB0), programs in
+  bank 1. `selectgame` starts the cartridge in RB1, and the routines that switch banks (`gfxoff`,
+  `gfxon`, `playsound`, `waitforkey`) return in RB1. In the interrupt, RB0's R5 = the interrupted
+  A, R6 = the interrupted P1, R4 = the next tune command, R3 = frames left of the current one;
+  `vsyncirq` and `copyregs` also use its R0, R1, R2 and R7. `RETR` restores the interrupted bank.
+- Internal RAM 3Dh: collision bits (VDC A2) read at the last VSYNC; 3Eh: the clock, bits 0-5 count
+  frames 0-59, bit 6 = count up, bit 7 = stopped; 3Fh bit 7: copy the VDC table at the next VSYNC
+  (cleared once copied), bit 6: a tune is playing. `init` clears 20h-3Fh.
 - The VDC table is in external RAM from 7Fh downwards: blocks of [count n][VDC address][n bytes
   for address, address + 1, ...]; a count of 0 ends it. `copyregs` copies it in "copy mode"
   (reads from RAM, writes to the VDC) with objects and grid off, then restores A0.
 - `vsyncirq` clears F1; `waitvsync` sets F1, enables interrupts and waits for that.
-- `selectgame` shows SELECT GAME in white on black (our screen).
-- Our own tune player: `playsound` stores a pointer into page 3 in R4 of bank 1 (where Sören
-  Gust's tuneplay demo reads it in its own sound hook) and sets iram 3Fh bit 6
-  (g7000.h's `irq_sound`; bits 0-5 count the frames of the note). While bit 6 is set, `vsyncirq`
-  continues at the cartridge's 040Ah, whose `jmp soundirq` runs one frame of `parsesnd`. A tune is
-  note bytes ending with 00h: bits 7-5 a sound pattern (0 rest, 1-6 tones of shift-register period
-  2, 4, 6, 8, 12, 24 bits at the fast clock, 7 noise), bits 4-0 the frames. Our tunes start at the
-  `tune_*` pointers of g7000.h (`tune_beep_error` 28h, `tune_explode` 2Eh, `tune_alarm` 3Ch,
-  `tune_select` 4Ah, `tune_keyclick` 56h, the click of `waitforkey`, `tune_buzz` 5Ah,
-  `tune_select2` 5Eh, `tune_shoot` 6Ah); every other pointer into 28h-6Ah plays the rest of a
-  tune or an empty one.
+- `selectgame` shows SELECT GAME in white on black (our screen) and, once a key is pressed, clears
+  the characters again: games start on an initialised screen (g7kbios 2.5).
+- The tune player runs the documented commands (g7kbios 12.3): `playsound` puts the tune pointer
+  into RB0's R4 and sets iram 3Fh bit 6; each VSYNC counts R3 down, and at 0 `vsyncirq` continues
+  at the cartridge's 040Ah, whose `jmp soundirq` reads the command at R4 into R1 and the next byte
+  into R2 (a cartridge's own sound hook reads its own tunes the same way) and runs `parsesnd`:
+  command bit 7 = a tone of (R1 AND 7Fh) frames, R2 = the offset in page 3 of its four bytes for
+  A7-AA; bit 6 = AA = R2 for (R1 AND 3Fh) frames; bit 5 = silence for (R1 AND 1Fh) frames, no
+  parameter; bit 4 = go on at R2; anything else ends the tune. The ten tones at 0300h-0327h and
+  our tunes, at the `tune_*` pointers of g7000.h (`tune_beep_error` 28h, `tune_explode` 2Eh,
+  `tune_alarm` 3Ch, `tune_select` 4Ah, `tune_keyclick` 56h, the click of `waitforkey`,
+  `tune_buzz` 5Ah, `tune_select2` 5Eh, `tune_shoot` 6Ah), are ours.
+- The clock (g7kbios 7): `vsyncirq` counts frames 0-59 in iram 3Eh; `doclock`, called every frame,
+  counts a second when the counter is at 59 and the clock runs, in BCD in external RAM 01h
+  (minutes) and 02h (seconds), and stops the clock at 00:00 counting down. The display is ours:
+  `initclock` places quad 0 at x and quad 1 at x + 8, so their characters (16 units apart)
+  interleave into "MM:SS"; `doclock` queues the four digits in the VDC table.
 - `random` and `nibblemixer` are ours: a fixed permutation of 0-15 at 02B3h, reduced to 0..maximum;
-  `random` mixes the two nibbles of the timer T. The clock (`initclock`, `doclock`) is a trap.
+  `random` mixes the two nibbles of the timer T.
 
 **Unimplemented entry points** ("trap") hold `jmp $`: a cartridge that calls one stops there, and
 the emulator warns once, naming the routine (`UnimplementedBiosRoutineWarning`). "inside" entries

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -74,8 +75,12 @@ def test_the_include_names_the_entry_points_at_their_addresses():
 
 
 def test_a_call_to_an_unimplemented_routine_warns_once_naming_it():
+    """Every routine of the open BIOS is implemented now, so the trap is made: doclock as `jmp $`."""
     image, _ = bios_cart(code("call doclock"))
-    console = Console(image)
+    bios = open_bios()
+    trapped = bytearray(bios.image)
+    trapped[0x1B0:0x1B2] = bytes([0x24, 0xB0])  # jmp 1B0h
+    console = Console(image, bios=replace(bios, image=bytes(trapped), traps=((0x1B0, "doclock"),)))
     with pytest.warns(UnimplementedBiosRoutineWarning, match=r"doclock \(01B0h\)"):
         console.run_frames(2)
     with warnings.catch_warnings():
@@ -189,6 +194,11 @@ def test_selectgame_shows_select_game_and_starts_the_game_with_the_key():
     while console.cpu.pc != result.symbols["GAME"] or console.cpu.irq_in_progress:
         console.step()
     assert console.cpu.a == 4
+    # the game starts on an initialised screen (g7kbios 2.5), graphics on, in register bank 1
+    registers = console.vdc.registers
+    assert all(registers[0x10 + 4 * n] == 0xF8 for n in range(12)), "SELECT GAME still shown"
+    assert registers[0xA0] & 0x20
+    assert console.cpu.psw & 0x10
 
 
 def charset_code_names() -> dict[int, str]:

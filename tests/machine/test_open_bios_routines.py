@@ -115,7 +115,7 @@ def test_waitforkey_waits_for_release_then_for_a_key():
     row, bit = KEYBOARD["Z"]
     assert console.cpu.pc == symbols["DONE"] and console.cpu.a == row * 8 + bit
     click = open_bios_symbols()["TUNE_KEYCLICK"] & 0xFF
-    assert console.cpu.ram[0x1C] in (click, click + 1)  # bank 1 R4  # the key click is queued or playing
+    assert console.cpu.ram[0x04] in (click, click + 2)  # RB0's R4: the key click is queued or playing
 
 
 DIRECTIONS = {  # (dx, dy) -> direction number, counter-clockwise from right; dy < 0 is up
@@ -136,6 +136,23 @@ def test_getjoystick(select, pressed, dx, dy, fire):
                                "fired: mov a,#1", "out: mov r7,a"), console_setup=press)  # fmt: skip
     cpu = console.cpu
     assert (cpu.register(2), cpu.register(3), cpu.register(7)) == (dx & 0xFF, dy & 0xFF, fire)
+
+
+@pytest.mark.parametrize(("entry", "prepare"), [
+    ("getjoystick", ()),
+    ("getjoystick_p17", ("in a,p1", "mov r0,a", "orl p1,#3Ch", "anl p1,#0BBh")),  # as KTAA calls it
+])  # fmt: skip
+def test_getjoystick_restores_p1_and_getjoystick_p17_continues_its_first_part(entry, prepare):
+    def press(console):
+        console.set_joystick(1, down=True, fire=True)
+
+    body = code(
+        "call extramenable", "anl p1,#7Fh", "mov r1,#1", *prepare, f"call {entry}", "in a,p1", "mov r7,a"
+    )
+    console = run_to_done(body, console_setup=press)
+    cpu = console.cpu
+    assert (cpu.register(2), cpu.register(3), bool(cpu.psw & 0x20)) == (0, 1, True)  # F0 = fire
+    assert cpu.register(7) == 0x2F  # P1 as before the call: external RAM selected, P17 = 0 (bright)
 
 
 @pytest.mark.parametrize(("dx", "dy"), sorted(DIRECTIONS))

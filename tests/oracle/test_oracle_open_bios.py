@@ -4,6 +4,7 @@ bus trace of our emulator, and MAME 0.251 given the open BIOS produces the same 
 from __future__ import annotations
 
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -115,14 +116,30 @@ def test_open_bios_carts_equal_mame(name, region):
             assert np.array_equal(ours.frame_pixels(frame), theirs.frame_pixels(frame)), frame
 
 
-def test_bios_sound_plays_every_pointer_in_turn():
+def test_bios_sound_plays_every_documented_tune_and_a_cartridge_tune_through_parsesnd():
     accesses = emulator("bios_sound").trace.accesses
     played = [a.data for a in ram_writes(accesses) if a.addr == 0][1:]  # after init's clearing
-    pointers = list(range(0x28, 0x6B, 3))  # 2Eh and 6Ah among them: the two with noise
+    pointers = [0x28, 0x2E, 0x3C, 0x4A, 0x56, 0x5A, 0x5E, 0x6A, 0x80]  # g7000.h's tune_*, then the cart's
     assert len(played) > len(pointers)  # every tune ends: the cart went round at least once
     assert played == [pointers[n % len(pointers)] for n in range(len(played))]
-    sound_control = [a.data for a in vdc_writes(accesses) if a.addr == 0xAA]
-    assert 0xAC in sound_control and 0x9C in sound_control and sound_control[-1] in (0, 0xAC, 0x9C)
+    sound = [(a.frame, a.addr, a.data) for a in vdc_writes(accesses) if 0xA7 <= a.addr <= 0xAA]
+    sound_control = [data for _frame, addr, data in sound if addr == 0xAA]
+    assert {0xAC, 0x9C, 0x9A, 0x96, 0x93, 0} <= set(sound_control)  # tones, noise, explode's fading, off
+    # the cart's tune, fed to parsesnd by its own sound hook (bios_sound.asm): tone 4 for 4 frames,
+    # control 9Ah for 5, silence for 3, a jump over tone 15 to tone 7 for 2 frames, the end
+    ram = [a for a in ram_writes(accesses) if a.addr == 0]
+    start = next(a.frame for a, b in pairwise(ram) if a.data == 0x6A and b.data == 0x80)
+    own = [(frame, addr, data) for frame, addr, data in sound if start < frame and addr in (0xA7, 0xAA)][:6]
+    frames = [frame - own[0][0] for frame, _addr, _data in own]
+    assert [(addr, data) for _frame, addr, data in own] == [
+        (0xA7, 0xF0),
+        (0xAA, 0xAC),
+        (0xAA, 0x9A),
+        (0xAA, 0),
+        (0xA7, 0xFF),
+        (0xAA, 0x9C),
+    ]
+    assert frames == [0, 0, 4, 9, 12, 12]
 
 
 def test_bios_tables_digit_and_bank_routines():
@@ -136,3 +153,22 @@ def test_bios_tables_digit_and_bank_routines():
     digits = [a.data for a in vdc_writes(accesses) if a.addr == 0x16]
     expected = [(8 * (n & 15) - 0x20) & 0xFF for n in range(16)]  # y 40h: pointer 8 * code - 20h
     assert all(value in expected for value in digits) and len(set(digits)) == 16
+
+
+def test_bios_clock_counts_up_over_a_minute_then_down_over_one():
+    accesses = emulator("bios_clock").trace.accesses
+    pointer = {(8 * digit - 0x20) & 0xFF: digit for digit in range(10)}  # y 40h: 8 * code - 20h
+    blank = 8 * 0x0C - 0x20  # initclock's blank: the digits come after it
+    shown: dict[int, list[int]] = {}  # VDC address of a digit's byte 2 -> the digits written, in turn
+    for access in vdc_writes(accesses):
+        if access.addr in (0x42, 0x52, 0x56, 0x4A) and access.data == blank:
+            shown[access.addr] = []
+        elif access.addr in shown and access.data in pointer:
+            digits = shown.setdefault(access.addr, [])
+            if not digits or digits[-1] != pointer[access.data]:
+                digits.append(pointer[access.data])
+    assert shown[0x4A] == [9, 0, 1, 0, 9, 8, 7]  # seconds units: 00:59 01:00 01:01, then down to 00:57
+    assert shown[0x56] == [5, 0, 5]  # seconds tens
+    assert shown[0x52] == [0, 1, 0]  # minutes units
+    clock = [a.data for a in ram_writes(accesses) if a.addr == 0x10][1:]  # after init's clearing
+    assert all(value & 0x3F < 60 for value in clock) and clock[0] & 0x40 and not clock[-1] & 0xC0

@@ -5,12 +5,15 @@
 ; Entry points we do not implement hold `jmp $` (the emulator warns once, naming the routine);
 ; the table open_entry_points.tsv next to this file says which.
 ;
-; Conventions of this BIOS (ours where no document gives one):
-; - The interrupt routine runs in register bank 1: R5 = saved A, R6 = saved P1; vsyncirq and
-;   copyregs also use R0, R1, R2 and R7 of bank 1; R4 of bank 1 holds the tune pointer. RETR
-;   restores the caller's bank.
-; - Internal RAM: 3Dh collision bits of the last frame, 3Eh frame counter, 3Fh bit 7 = copy the
-;   VDC table at the next VSYNC (cleared once copied). init clears 20h-3Fh.
+; Conventions of this BIOS (the documented ones, and ours where no document gives one):
+; - The interrupt routine runs in register bank 0 (RB0), programs in RB1: selectgame starts the
+;   cartridge in RB1, and routines that switch banks (gfxoff, gfxon, playsound) return in RB1.
+;   RB0 in the interrupt: R5 = saved A, R6 = saved P1, R4 = the next tune command, R3 = frames
+;   left of the current one; vsyncirq and copyregs use R0, R1, R2 and R7. RETR restores the bank.
+; - Internal RAM: 3Dh collision bits of the last frame; 3Eh the clock: bits 0-5 count frames
+;   0-59, bit 6 = count the clock up, bit 7 = clock stopped; 3Fh bit 7 = copy the VDC table at the
+;   next VSYNC (cleared once copied), bit 6 = a tune is playing. init clears 20h-3Fh.
+; - External RAM 01h / 02h: the clock's minutes / seconds (BCD).
 ; - The VDC table lives in external RAM from 7Fh downwards: blocks of [count n][VDC address]
 ;   [n data bytes for address, address+1, ...]; a count of 0 ends the table.
 ; - F1 is cleared by vsyncirq; waitvsync sets it and waits for that.
@@ -28,7 +31,11 @@ entry   macro   address
 ; Internal RAM and VDC addresses used here
 COLLISIONS      equ     3Dh
 FRAMES          equ     3Eh
-FLAGS           equ     3Fh             ; bit 7: VDC table ready; 6: tune playing; 0-5: frames of the note
+FLAGS           equ     3Fh             ; bit 7: VDC table ready; 6: tune playing
+ERAM_MINUTES    equ     01h
+ERAM_SECONDS    equ     02h
+CLOCK_STOP      equ     80h
+CLOCK_FORWARD   equ     40h
 TABLE_START     equ     7Fh             ; first (highest) byte of the VDC table in external RAM
 VDC_CONTROL     equ     0A0h
 VDC_STATUS      equ     0A1h
@@ -46,7 +53,7 @@ timer_irq:
         jmp     0404h                   ; cartridge timer vector
 
         entry   009h
-irq:    sel     rb1
+irq:    sel     rb0
         mov     r5,a
         in      a,p1
         mov     r6,a
@@ -68,8 +75,17 @@ vsyncirq:
         movx    a,@r0
         mov     r1,#COLLISIONS
         mov     @r1,a
-        inc     r1
-        inc     @r1                     ; frame counter
+        inc     r1                      ; the clock's frame counter: bits 0-5 count 0-59
+        mov     a,@r1
+        inc     a
+        mov     @r1,a
+        anl     a,#3Fh
+        xrl     a,#60
+        jnz     vs_frame
+        mov     a,@r1
+        anl     a,#0C0h                 ; 60 frames: back to 0, the clock bits kept
+        mov     @r1,a
+vs_frame:
         inc     r1
         clr     f1                      ; a frame has started (waitvsync)
         mov     a,@r1
@@ -80,74 +96,73 @@ vs_sound:
         jb6     vs_play                 ; a tune is playing
         jmp     irqend
 vs_play:
+        djnz    r3,irqend               ; frames left of the current command
         jmp     040Ah                   ; the cartridge's sound hook (normally jmp soundirq)
-vs_copy:
-        anl     a,#7Fh
-        mov     @r1,a
-        call    copyregs
-        jmp     vs_sound
 
+; soundirq: the next tune command, from page 3 at R4: R1 = command byte, R2 = the byte after it
+; (its parameter), then parsesnd (cartridges' own sound hooks read their own tunes the same way
+; and jump to parsesnd)
         entry   044h
 soundirq:
-        call    parsesnd
-        jmp     irqend
+        mov     a,r4
+        movp3   a,@a
+        mov     r1,a
+        inc     r4
+        mov     a,r4
+        movp3   a,@a
+        mov     r2,a                    ; and on into parsesnd
 
-; parsesnd: one frame of the tune player (ours). A tune is a list of note bytes in page 3 ending
-; with 00h: bits 7-5 = sound pattern (0 = rest), bits 4-0 = frames (1-31). Any byte of a tune is
-; also the start of a (shorter) tune, so every playsound pointer into the tune area plays.
-; State: FLAGS bit 6 = a tune is playing, bits 0-5 = frames left of this note; R4 of bank 1 = the
-; next note (where cartridges' own sound hooks look for the tune pointer).
+; parsesnd: run one tune command (R1) with its parameter (R2); R4 points at the parameter.
+; The command's highest set bit: 7 = tone for (R1 AND 7Fh) frames, R2 = its 4 bytes in page 3
+; (A7, A8, A9, AA); 6 = sound control AA = R2 for (R1 AND 3Fh) frames; 5 = silence for
+; (R1 AND 1Fh) frames, no parameter; 4 = jump: R4 = R2, the next command at once (040Ah);
+; anything else (00h) ends the tune: sound off, iram 3Fh bit 6 cleared.
         entry   04Bh
 parsesnd:
+        mov     a,r1
+        jb7     ps_tone
+        jb6     ps_control
+        jb5     ps_silence
+        jb4     ps_jump
         mov     r0,#FLAGS
         mov     a,@r0
-        anl     a,#3Fh
-        jz      ps_next
-        mov     a,@r0
-        dec     a                       ; one frame less (bits 6-7 untouched: bits 0-5 are not 0)
+        anl     a,#0BFh                 ; the tune is over
         mov     @r0,a
-        ret
-ps_next:
-        mov     a,r4                    ; bank 1 R4: the next note
-        movp3   a,@a
-        jz      ps_end
-        inc     r4
-        mov     r2,a
+ps_off: mov     r0,#0AAh
+        clr     a
+        movx    @r0,a                   ; sound off
+        jmp     irqend
+ps_silence:
         anl     a,#1Fh
-        dec     a
-        anl     a,#3Fh
-        mov     r7,a
-        mov     a,@r0
-        anl     a,#0C0h
-        orl     a,r7
-        mov     @r0,a
+        mov     r3,a
+        jmp     ps_off
+ps_jump:
         mov     a,r2
-        swap    a
-        rr      a
-        anl     a,#07h                  ; the pattern number
-        rl      a
-        rl      a
-        add     a,#sound_patterns & 0FFh
-        mov     r1,a
+        mov     r4,a
+        jmp     040Ah
+ps_control:
+        anl     a,#3Fh
+        mov     r3,a
+        inc     r4
+        mov     r0,#0AAh
+        mov     a,r2
+        movx    @r0,a
+        jmp     irqend
+ps_tone:
+        anl     a,#7Fh
+        mov     r3,a
+        inc     r4
         mov     r0,#0A7h
 ps_copy:
-        mov     a,r1
+        mov     a,r2
         movp3   a,@a
         movx    @r0,a                   ; A7, A8, A9 (the shift register) and AA (control)
-        inc     r1
+        inc     r2
         inc     r0
         mov     a,r0
         xrl     a,#0ABh
         jnz     ps_copy
-        ret
-ps_end: mov     a,@r0
-        anl     a,#0BFh                 ; the tune is over
-        mov     @r0,a
-        mov     r0,#0AAh
-        clr     a
-        movx    @r0,a                   ; sound off
-        ret
-
+        jmp     irqend
         entry   089h
 copyregs:
         mov     r0,#VDC_CONTROL
@@ -209,6 +224,21 @@ rk_done:
         orl     p1,#04h
         ret
 
+; waitforkey's click
+wk_click:
+        mov     a,#tune_keyclick & 0FFh
+        call    playsound
+        mov     a,r7
+        ret
+
+; vsyncirq's table copy (in page 0, for its jb7)
+vs_copy:
+        anl     a,#7Fh
+        mov     @r1,a
+        call    copyregs
+        jmp     vs_sound
+
+
         entry   0E7h
 vdcenable:
         anl     p1,#0B7h                ; VDC selected, external bus on
@@ -242,25 +272,40 @@ in_iram:
         djnz    r2,in_iram
         jmp     vdcenable
 
+; tablebcdbyte's helpers (placed in the gap after init)
+tbb_digit:
+        anl     a,#0Fh
+        mov     r5,a
+        jmp     tableprintchar
+tbb_close:
+        clr     a
+        movx    @r0,a                   ; end of table
+        mov     r1,#FLAGS
+        mov     a,@r1
+        orl     a,#80h
+        mov     @r1,a
+        ret
+
+
         entry   11Ch
 gfxoff: dis     i
-        sel     rb1                     ; the interrupt's bank: the caller's R0 survives
+        sel     rb0                     ; the interrupt's bank: the program's R0 survives
         mov     r0,#VDC_CONTROL
         movx    a,@r0
         anl     a,#0DFh
         movx    @r0,a
-        sel     rb0
+        sel     rb1
         en      i
         ret
 
         entry   127h
 gfxon:  dis     i
-        sel     rb1
+        sel     rb0
         mov     r0,#VDC_CONTROL
         movx    a,@r0
         orl     a,#20h
         movx    @r0,a
-        sel     rb0
+        sel     rb1
         en      i
         ret
 
@@ -309,6 +354,13 @@ cc_low: xch     a,r6                    ; R6 = colour bits + (8 * code) bit 8
         xrl     a,#01h                  ; the borrow comes out of pointer bit 8
         xch     a,r6
 cc_done:
+        ret
+
+; the end of random (placed in the gap after calcchar23)
+random_end:
+        mov     r2,a
+        mov     a,r4
+        mov     r3,a
         ret
 
         entry   16Bh
@@ -362,43 +414,116 @@ tableprintchar:
 
         entry   1A2h
 playsound:
-        jmp     play_start
-
-        entry   1B0h
-doclock:
-        jmp     $                       ; not implemented
-
-; tablebcdbyte's helpers (placed in the gap after doclock)
-tbb_digit:
-        anl     a,#0Fh
-        mov     r5,a
-        jmp     tableprintchar
-tbb_close:
-        clr     a
-        movx    @r0,a                   ; end of table
-        mov     r1,#FLAGS
-        mov     a,@r1
-        orl     a,#80h
-        mov     @r1,a
-        ret
-
-play_start:
         dis     i
-        sel     rb1                     ; the interrupt's bank: the caller's registers survive
-        mov     r4,a                    ; bank 1 R4: the tune pointer
+        sel     rb0                     ; the interrupt's bank: the program's registers survive
+        mov     r4,a                    ; the first command
+        mov     r3,#1                   ; read at the next VSYNC
         mov     r0,#FLAGS
         mov     a,@r0
-        anl     a,#80h
-        orl     a,#40h                  ; playing, no frames left: the next VSYNC starts it
+        orl     a,#40h
         mov     @r0,a
-        sel     rb0
+        sel     rb1
         en      i
         ret
 
-wk_click:
-        mov     a,#tune_keyclick & 0FFh
-        call    playsound
-        mov     a,r7
+; doclock: once the frame counter (iram 3Eh bits 0-5) is at 59 and the clock runs, one second up
+; or down (3Eh bit 6) in external RAM 01h (minutes) / 02h (seconds), BCD; reaching 00:00 down stops
+; the clock (bit 7); then the four digits go into the VDC table (copied at the next VSYNC).
+; The display (initclock): quad 0 at x holds minutes tens, colon, seconds units; quad 1 at x + 8
+; holds minutes units, seconds tens: quad characters are 16 units apart, so the two interleave.
+        entry   1B0h
+doclock:
+        mov     r0,#FRAMES
+        mov     a,@r0
+        jb7     dc_done                 ; stopped
+        anl     a,#3Fh
+        xrl     a,#59
+        jnz     dc_done
+        call    extramenable
+        mov     r1,#ERAM_SECONDS
+        mov     a,@r0
+        jb6     dc_up
+        movx    a,@r1
+        jnz     dc_down
+        mov     a,#60h                  ; :00 down is :59 and a minute less
+        call    bcd_down
+        movx    @r1,a
+        dec     r1
+        movx    a,@r1
+        call    bcd_down
+        movx    @r1,a
+        jmp     dc_show
+dc_down:
+        call    bcd_down
+        movx    @r1,a
+        jnz     dc_shown
+        dec     r1
+        movx    a,@r1
+        jnz     dc_shown
+        mov     a,@r0                   ; 00:00 counting down: the clock stops
+        orl     a,#CLOCK_STOP
+        mov     @r0,a
+        jmp     dc_show
+dc_up:  movx    a,@r1
+        add     a,#1
+        da      a
+        movx    @r1,a
+        xrl     a,#60h
+        jnz     dc_shown
+        movx    @r1,a                   ; :60 is :00 and a minute more
+        dec     r1
+        movx    a,@r1
+        add     a,#1
+        da      a
+        movx    @r1,a
+dc_shown:
+        jmp     dc_show
+dc_done:
+        ret
+
+; doclock's display: the four digits into the VDC table
+dc_show:
+        mov     r0,#TABLE_START
+        mov     r1,#ERAM_MINUTES
+        movx    a,@r1
+        swap    a
+        mov     r2,#42h                 ; quad 0, character 0
+        call    dc_digit
+        movx    a,@r1
+        mov     r2,#52h                 ; quad 1, character 0
+        call    dc_digit
+        inc     r1
+        movx    a,@r1
+        swap    a
+        mov     r2,#56h                 ; quad 1, character 1
+        call    dc_digit
+        movx    a,@r1
+        mov     r2,#4Ah                 ; quad 0, character 2
+        call    dc_digit
+        jmp     tableend
+
+; dc_digit: queue the digit in A's low nibble into the character whose byte 2 is at VDC R2
+dc_digit:
+        mov     r5,a
+        call    tableput2
+        mov     a,r2
+        movx    @r0,a
+        dec     r0
+        mov     a,r5
+        jmp     tablebcdnibble
+
+; bcd_down: A = the BCD byte A minus 1 (R2 clobbered)
+bcd_down:
+        dec     a
+        mov     r2,a
+        anl     a,#0Fh
+        xrl     a,#0Fh
+        jnz     bd_done
+        mov     a,r2
+        add     a,#0FAh                 ; x0h - 1 = (x-1)9h
+        ret
+bd_done:
+        mov     a,r2
         ret
 
         entry   229h
@@ -426,31 +551,37 @@ tableput2:
 
         entry   23Ah
 initclock:
-        jmp     $                       ; not implemented
-
-bit_masks:
-        db      01h, 02h, 04h, 08h, 10h, 20h, 40h, 80h
-
-; random's body (ours): nibblemixer on the timer's low nibble with R2's maximum, then on its high
-; nibble with R7's; R4 keeps the first result meanwhile
-random_body:
-        mov     a,r7
-        mov     r4,a
-        mov     a,r2
-        mov     r7,a
-        mov     a,t
-        mov     r5,a
-        call    nibblemixer
-        xch     a,r4
-        mov     r7,a
-        mov     a,t
-        swap    a
-        mov     r5,a
-        call    nibblemixer
-        mov     r2,a
+        mov     r0,#40h                 ; quad 0 at (x, y)
         mov     a,r4
-        mov     r3,a
+        movx    @r0,a
+        inc     r0
+        mov     a,r3
+        movx    @r0,a
+        mov     r0,#50h                 ; quad 1 at (x + 8, y)
+        mov     a,r4
+        movx    @r0,a
+        inc     r0
+        mov     a,r3
+        add     a,#CHAR_WIDTH
+        movx    @r0,a                   ; and on into its characters
+; initclock's characters: the colon in quad 0 character 1, every other one blank (doclock
+; writes the digits)
+ic_chars:
+        mov     r0,#42h
+ic_loop:
+        mov     r5,#0Ch                 ; blank
+        mov     a,r0
+        xrl     a,#46h
+        jnz     ic_put
+        mov     r5,#0Ah                 ; colon
+ic_put: call    putchar23
+        inc     r0
+        inc     r0
+        mov     a,r0
+        xrl     a,#62h
+        jnz     ic_loop
         ret
+
 
         entry   261h
 putchar23:
@@ -505,8 +636,23 @@ bitset: call    bittest
 bs_done:
         ret
 
+; random (ours): nibblemixer on the timer's low nibble with R2's maximum, then on its high nibble
+; with R7's; R4 keeps the first result meanwhile
         entry   293h
-random: jmp     random_body
+random: mov     a,r7
+        mov     r4,a
+        mov     a,r2
+        mov     r7,a
+        mov     a,t
+        mov     r5,a
+        call    nibblemixer
+        xch     a,r4
+        mov     r7,a
+        mov     a,t
+        swap    a
+        mov     r5,a
+        call    nibblemixer
+        jmp     random_end
 
 ; nibblemixer (ours): the low nibble of R5 through the table below, then reduced to 0..maximum by
 ; subtracting maximum + 1 while it is larger (R7 = NOT maximum: adding it subtracts maximum + 1)
@@ -525,7 +671,10 @@ nm_reduce:
 
         entry   2B3h
 nibble_table:
-        db      7, 12, 3, 14, 9, 0, 5, 10, 15, 2, 13, 6, 1, 8, 11, 4
+        db      7, 12, 3, 14, 9, 4, 5, 10, 15, 2, 13, 6, 1, 8, 11
+plusselectgame:
+        db      0                       ; the last entry, 0, is a NOP: plusselectgame runs on into
+                                        ; selectgame (g7kbios 14.2, 17.32: identical on a G7000)
 
         entry   2C3h
 selectgame:
@@ -545,18 +694,27 @@ sg_loop:
         inc     r1
         jmp     sg_loop
 sg_shown:
-        call    gfxon
+        call    gfxon                   ; from here on RB1
         call    waitforkey
+        call    gfxoff                  ; the game starts on an empty screen, gfx on
+        call    clearchar
+        call    gfxon
+        mov     a,r7                    ; the key
         jmp     0408h
 sg_text:
         ; S E L E C T space G A M E, in character codes
         db      19h, 12h, 0Eh, 12h, 23h, 14h, 0Ch, 1Ch, 20h, 26h, 12h, 0FFh
 
-; Page 3: the sound patterns of parsesnd (A7, A8, A9, AA per pattern number 0-7), then our tunes
-; in the documented tune area (pointers 28h-6Ah).
+; bittest's masks (page 2, for its movp)
+bit_masks:
+        db      01h, 02h, 04h, 08h, 10h, 20h, 40h, 80h
+
+; Page 3: the ten tones of parsesnd (A7, A8, A9, AA each; a tone command's parameter is the offset
+; 4 * n), then our tunes at the documented tune pointers (28h-6Ah). A tune is commands (parsesnd):
+; TONE n for f frames, CONTROL value for f frames, SILENCE for f frames, and 00h at its end.
         entry   300h
-sound_patterns:
-        db      00h, 00h, 00h, 00h      ; 0: rest
+sound_tones:
+        db      0FFh, 0FFh, 0FFh, 0ACh  ; 0: steady (no tone)
         db      0AAh, 0AAh, 0AAh, 0ACh  ; 1: period 2 bits, fast clock (highest tone)
         db      0CCh, 0CCh, 0CCh, 0ACh  ; 2: period 4
         db      0E3h, 08Eh, 038h, 0ACh  ; 3: period 6
@@ -564,11 +722,22 @@ sound_patterns:
         db      0FCh, 00Fh, 0C0h, 0ACh  ; 5: period 12
         db      0FFh, 0F0h, 000h, 0ACh  ; 6: period 24 (lowest tone)
         db      0FFh, 0FFh, 0FFh, 09Ch  ; 7: noise, slow clock
+        db      0FFh, 000h, 0FFh, 09Ah  ; 8: noise, slow clock, quieter
+        db      0F0h, 0F0h, 0F0h, 08Ch  ; 9: period 8, slow clock
 
-NOTE    function pattern, frames, (pattern << 5) | frames
+; the tune commands
+tone    macro   number, frames
+        db      80h | frames, 4 * number
+        endm
+control macro   value, frames
+        db      40h | frames, value
+        endm
+silence macro   frames
+        db      20h | frames
+        endm
 
 ; tune_at OFFSET: the next tune starts at 300h + OFFSET (the documented tune_* pointers of
-; g7000.h); the bytes up to it are 00h, so every pointer in between plays an empty tune
+; g7000.h); the bytes up to it are 00h (the end command)
 tune_at macro   offset
         if      $ > 300h + offset
         error   "a tune runs into the next one"
@@ -578,28 +747,64 @@ tune_at macro   offset
 
         entry   328h
 tune_beep_error:
-        db      NOTE(5, 6), NOTE(0, 2), NOTE(5, 6), 00h
+        tone    5, 6
+        silence 2
+        tone    5, 6
+        db      00h
         tune_at 2Eh
 tune_explode:
-        db      NOTE(7, 31), NOTE(7, 20), 00h
+        tone    7, 20
+        control 9Ah, 10
+        control 96h, 10
+        control 93h, 10
+        db      00h
         tune_at 3Ch
 tune_alarm:
-        db      NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), NOTE(2, 8), NOTE(0, 4), 00h
+        tone    2, 8
+        silence 4
+        tone    2, 8
+        silence 4
+        tone    2, 8
+        silence 4
+        db      00h
         tune_at 4Ah
 tune_select:
-        db      NOTE(4, 6), NOTE(3, 6), NOTE(2, 12), 00h
+        tone    4, 6
+        tone    3, 6
+        tone    2, 12
+        db      00h
         tune_at 56h
 tune_keyclick:
-        db      NOTE(1, 2), 00h
+        tone    1, 2
+        db      00h
         tune_at 5Ah
 tune_buzz:
-        db      NOTE(6, 20), 00h
+        tone    6, 20
+        db      00h
         tune_at 5Eh
 tune_select2:
-        db      NOTE(2, 6), NOTE(3, 6), NOTE(4, 12), 00h
+        tone    2, 6
+        tone    3, 6
+        tone    4, 12
+        db      00h
         tune_at 6Ah
 tune_shoot:
-        db      NOTE(1, 2), NOTE(2, 2), NOTE(3, 2), NOTE(7, 4), 00h
+        tone    1, 2
+        tone    2, 2
+        tone    3, 2
+        tone    7, 4
+        db      00h
+
+; the rest of getjoystick (placed in the gap after the tunes)
+gj_rest:
+        rrc     a
+        jnc     gj_down
+        inc     r3
+gj_down:
+        rrc     a
+        jnc     gj_left
+        dec     r2
+        jmp     gj_left
 
         entry   37Fh
 bank02: anl     p1,#0FEh
@@ -617,13 +822,23 @@ bank0:  anl     p1,#0FCh
 bank3:  orl     p1,#03h
         jmp     0408h
 
+; getjoystick: the decoder and the bus on with P1 kept in R0 (4 instructions, as KTAA repeats them
+; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, then dx, dy and fire
         entry   38Fh
 getjoystick:
-        anl     p1,#0FBh
+        in      a,p1
+        mov     r0,a                    ; P1, restored after the read
+        orl     p1,#3Ch
+        anl     p1,#0BBh                ; keyboard/joystick decoder on, external bus on
+
+        entry   395h
+getjoystick_p17:
         mov     a,r1
         outl    p2,a                    ; stick select
         ins     a,bus
-        orl     p1,#04h
+        xch     a,r0
+        outl    p1,a
+        mov     a,r0
         cpl     a                       ; bits now 1 = pressed: up, right, down, left, fire
         mov     r2,#0
         mov     r3,#0
@@ -634,20 +849,7 @@ gj_up:  rrc     a
         jnc     gj_right
         inc     r2
 gj_right:
-        rrc     a
-        jnc     gj_down
-        inc     r3
-gj_down:
-        rrc     a
-        jnc     gj_left
-        dec     r2
-gj_left:
-        rrc     a
-        clr     f0
-        jnc     gj_fire
-        cpl     f0
-gj_fire:
-        ret
+        jmp     gj_rest
 
         entry   3B1h
 decodejoystick:
@@ -665,6 +867,15 @@ decodejoystick:
 dj_directions:
         ; by dx = -1, 0, 1, then dy = -1 (up), 0, 1 (down); 8 = no direction
         db      3, 4, 5, 2, 8, 6, 1, 0, 7
+
+; the end of getjoystick: fire
+gj_left:
+        rrc     a
+        clr     f0
+        jnc     gj_fire
+        cpl     f0
+gj_fire:
+        ret
 
         entry   3CFh
 divide: mov     r4,#0FFh
