@@ -27,7 +27,8 @@ from hilbridge.link.protocol import (
     FrameDecoder,
     encode_frame,
 )
-from hilbridge.machine.cartridge import BANK_RULES, DATA_AREAS, HIGH_WINDOWS, MAPPER_TYPES
+from hilbridge.machine.cartridge import MAPPER_TYPES
+from hilbridge.machine.mappers import BANK_SELECTS, DATA_AREAS, HIGH_WINDOWS
 
 KIND_NUMBERS = {"command": 0, "event": 1, "reply": 2}
 SETTINGS = settings(
@@ -72,7 +73,7 @@ def test_generated_codes_equal_the_python_ones(tables):
     assert c_codes == [(c.table, c.name, c.value) for c in CODES]
 
 
-def test_generated_mapper_table_equals_cartridge_types(tables):
+def test_generated_mapper_table_equals_the_registry(tables):
     ids = {c.name: c.value for c in CODES if c.table == "mapper"}
     c_mappers = {row[1]: row[2:] for row in tables if row[0] == "MAPPER"}
     python = {
@@ -80,7 +81,7 @@ def test_generated_mapper_table_equals_cartridge_types(tables):
             str(ids.get(m.name, 0)),
             ",".join(map(str, m.sizes)),
             str(m.bank_size),
-            str(BANK_RULES.index(m.bank_select)),
+            str(BANK_SELECTS.index(m.bank_select)),
             str(HIGH_WINDOWS.index(m.high_window)),
             str(m.program_offset),
             str(("mask", "modulo").index(m.wrap)),
@@ -264,7 +265,10 @@ GENERATOR_INPUTS = [
     "hilbridge/link/messages.tsv",
     "hilbridge/link/codes.tsv",
     "hilbridge/link/protocol.py",
-    "hilbridge/machine/cartridge_types.tsv",
+    "hilbridge/machine/mappers.tsv",
+    "hilbridge/machine/mappers.py",
+    "hilbridge/machine/__init__.py",
+    "hilbridge/errors.py",
     "hilbridge/machine/cartridge.py",
     "hilbridge/__init__.py",
 ]
