@@ -365,6 +365,7 @@ def mapper_declarations(mappers: list[dict]) -> list[str]:
         f"#define HB_MAPPER_TYPE_COUNT {len(mappers)}u",
         "extern const hb_mapper_type HB_MAPPER_TYPES[HB_MAPPER_TYPE_COUNT];",
         f"#define HB_MAX_IMAGE_SIZE {max(s for m in mappers for s in m['sizes'])}u",
+        f'#define HB_MAX_IMAGE_SIZE_TEXT "{max(s for m in mappers for s in m["sizes"])}"',
         "",
     ]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.machine.mappers import BANK_SELECTS, DATA_AREAS, HIGH_WINDOWS, Mapper, registry
+from hilbridge.machine.mappers import DATA_AREAS, HIGH_WINDOWS, Mapper, registry
 
 CART_P1_MASK = 0x13  # P10, P11, P14 reach the slot
 CART_P2_MASK = 0x0F  # P20-P23 = A8-A11
@@ -31,7 +31,6 @@ MapperType = Mapper  # the name the emulator's callers know a registry row by
 
 __all__ = [
     "BANKING_RULES",
-    "BANK_SELECTS",
     "DATA_AREAS",
     "HIGH_WINDOWS",
     "MAPPER_TYPES",

@@ -18,7 +18,6 @@ from hilbridge.errors import HilbridgeError, SourceLocation
 REGISTRY_FILE = "mappers.tsv"
 NONE = "-"
 EVERY_OTHER_SIZE = "*"
-BANK_SELECTS = ("p1_low_bits", "latch_p10", "none")
 HIGH_WINDOWS = ("mirror_800", "mirror_400", "linear")
 WRAPS = ("mask", "modulo")
 DATA_AREAS = ("none", "p11_p2_page")
@@ -45,7 +44,11 @@ Layouts = dict[int, tuple[tuple[int, ...], int]]  # image size → (copy offsets
 
 @dataclass(frozen=True, slots=True)
 class Mapper:
-    """One row of the registry. `bank_select` is "" for a type that is listed but not emulated."""
+    """One row of the registry. `bank_select` is "" for a type that is listed but not emulated.
+
+    `bank_select` names a banking rule (cartridge.py `BANKING_RULES`); the registry does not check
+    the name, so a new rule needs no change here: loading a cartridge of it does.
+    """
 
     name: str
     protocol_id: int | None  # UPLOAD_BEGIN / EMULATION id; None: the adapter cannot emulate it
@@ -187,8 +190,9 @@ def _row(values: dict[str, str]) -> Mapper:
     emulated = values["bank_select"] != NONE
     if not emulated and any(values[column] != NONE for column in EMULATION_COLUMNS):
         raise ValueError("a row that is not emulated (bank_select -) has - in every emulation column")
+    if emulated and not values["bank_select"].isidentifier():
+        raise ValueError(f"bank_select {values['bank_select']!r} is not a banking rule's name")
     for column, allowed in (
-        ("bank_select", BANK_SELECTS),
         ("high_window", HIGH_WINDOWS),
         ("wrap", WRAPS),
         ("data_area", DATA_AREAS),
@@ -285,7 +289,8 @@ def registry() -> Registry:
 def use_registry(replacement: Registry) -> Iterator[Registry]:
     """Run a block with `replacement` as the registry every consumer reads (tests of a new row)."""
     _active.append(replacement)
+    depth = len(_active)
     try:
         yield replacement
     finally:
-        _active.remove(replacement)
+        del _active[depth - 1 :]  # by position: registries that are equal are still different entries

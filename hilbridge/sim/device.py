@@ -38,7 +38,6 @@ BOARD_ID_SIM = 0x5100
 FIRMWARE_VERSION = (0, 1, 0)
 REPLY_CACHE = 64
 CAPTURE_BACKLOG = 64 * 1024  # reply bytes in one transmit above which no capture frame is run
-MAX_UPLOAD = 16 * 1024
 FETCH_START, FETCH_END = 0x400, 0x1000
 HELLO_ID = MESSAGES["HELLO"].id
 HANDLERS = {name: f"on_{name.lower()}" for name in MESSAGES}  # the method answering each command
@@ -267,8 +266,9 @@ class SimulatedAdapter:
         uploaded = registry().by_protocol_id(mapper)
         if uploaded is None:
             raise RequestRefused("BAD_ARGUMENT", f"unknown mapper id {mapper}")
-        if not 0 < size <= MAX_UPLOAD:
-            raise RequestRefused("BAD_ARGUMENT", f"image size {size} is not 1..{MAX_UPLOAD}")
+        largest = registry().max_image_size  # the largest image of any mapper, as the firmware's buffer
+        if not 0 < size <= largest:
+            raise RequestRefused("BAD_ARGUMENT", f"image size {size} is not 1..{largest}")
         self.upload_buffer = bytearray(size)
         self.upload_mapper = uploaded.name
         return {}
