@@ -230,18 +230,19 @@ def _row(values: dict[str, str]) -> Mapper:
 
 
 def _check_unique(mappers: list[Mapper]) -> None:
+    """Names, protocol ids, MAME slots and size-rule sizes each name one mapper; one row may say `*`."""
     for what, values in (
         ("name", [m.name for m in mappers]),
         ("protocol_id", [m.protocol_id for m in mappers if m.protocol_id is not None]),
         ("mame_slot", [m.mame_slot for m in mappers if m.mame_slot is not None]),
         ("size_rule size", [size for m in mappers for size in m.size_rule]),
-        ("size_rule *", [m.name for m in mappers if m.every_other_size]),
     ):
         repeated = sorted({str(value) for value in values if values.count(value) > 1})
-        if what == "size_rule *" and len(values) > 1:
-            repeated = [", ".join(values)]
         if repeated:
             raise ValueError(f"{what} appears more than once: {', '.join(repeated)}")
+    every_other = [m.name for m in mappers if m.every_other_size]
+    if len(every_other) > 1:
+        raise ValueError(f"size_rule * appears more than once: {', '.join(every_other)}")
 
 
 def parse_registry(text: str, source: str = REGISTRY_FILE) -> Registry:

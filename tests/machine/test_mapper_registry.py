@@ -183,6 +183,7 @@ def _line_of_last_row() -> int:
         (("\tno\t", "\tmaybe\t"), "detect is yes or no"),
         (("latch_any", "latch any"), "is not a banking rule's name"),
         (("\t32768\tno\t", "\t4096\tno\t"), "size_rule and layout sizes must be sizes of the mapper"),
+        (("\t32768\tno\t", "\t*\tno\t"), "size_rule \\* appears more than once: o2_rom, o2_big32"),
     ],
 )
 def test_a_malformed_row_is_refused_with_its_place(change, message):
