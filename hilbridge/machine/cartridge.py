@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.machine.mappers import DATA_AREAS, HIGH_WINDOWS, Mapper, registry
+from hilbridge.machine.mappers import Mapper, registry
 
 CART_P1_MASK = 0x13  # P10, P11, P14 reach the slot
 CART_P2_MASK = 0x0F  # P20-P23 = A8-A11
@@ -26,22 +26,6 @@ VIEW_SIZE = PROGRAM_END - PROGRAM_START
 NOT_DRIVEN = 0xFF
 P10, P11, P14 = 0x01, 0x02, 0x10
 LATCH_ADDRESS_BIT = 0x80  # A7
-
-MapperType = Mapper  # the name the emulator's callers know a registry row by
-
-__all__ = [
-    "BANKING_RULES",
-    "DATA_AREAS",
-    "HIGH_WINDOWS",
-    "MAPPER_TYPES",
-    "BankingRule",
-    "Cartridge",
-    "MapperType",
-    "banking_rule",
-    "choose_mapper",
-    "load_cartridge",
-    "read_cartridge",
-]
 
 
 class BankingRule:
