@@ -8,7 +8,8 @@ PYTHON ?= python3
 
 GEN_INPUTS := $(FIRMWARE_DIR)/tools/gen_protocol.py \
 	$(PROJECT_ROOT)/hilbridge/link/messages.tsv $(PROJECT_ROOT)/hilbridge/link/codes.tsv \
-	$(PROJECT_ROOT)/hilbridge/link/protocol.py $(PROJECT_ROOT)/hilbridge/machine/cartridge_types.tsv \
+	$(PROJECT_ROOT)/hilbridge/link/protocol.py $(PROJECT_ROOT)/hilbridge/machine/mappers.tsv \
+	$(PROJECT_ROOT)/hilbridge/machine/mappers.py $(PROJECT_ROOT)/hilbridge/errors.py \
 	$(PROJECT_ROOT)/hilbridge/machine/cartridge.py $(PROJECT_ROOT)/hilbridge/__init__.py
 GEN_FILES := $(GEN_DIR)/protocol_gen.h $(GEN_DIR)/protocol_gen.c $(GEN_DIR)/protocol_codec_gen.h \
 	$(GEN_DIR)/protocol_codec_gen.c

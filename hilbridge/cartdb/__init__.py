@@ -14,18 +14,10 @@ from functools import cache
 from importlib import resources
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 
-MAPPERS: tuple[str, ...] = (
-    "o2_rom",
-    "o2_4in1",
-    "o2_rally",
-    "o2_ktaa",
-    "o2_chess",
-    "o2_homecomp",
-    "o2_voice",
-    "o2_test",
-)
-"""MAME's cartridge slot types, which are also our mapper names."""
+MAPPERS: tuple[str, ...] = DEFAULT_REGISTRY.slot_types
+"""MAME's cartridge slot types, which are also our mapper names (the mapper registry's rows)."""
 
 PROGRAM_AREA = "rom"
 """The data area holding the program ROM the 8048 sees; `exrom` and `voice` belong to other chips."""
@@ -204,31 +196,18 @@ def mapper_for(image: bytes) -> str | None:
     return None
 
 
-RALLY_SIZE = 16 * 1024
-
-
 def cartridge_sizes() -> tuple[int, ...]:
-    """Every image size some emulated mapper takes (cartridge_types.tsv): what a cartridge image can be."""
-    from hilbridge.machine.cartridge import MAPPER_TYPES
-
-    return tuple(sorted({size for mapper in MAPPER_TYPES.values() for size in mapper.sizes}))
+    """Every image size some emulated mapper takes (the mapper registry): what a cartridge image can be."""
+    return registry().image_sizes
 
 
 def mapper_from_size(size: int) -> str:
     """The mapper for an image the list does not know, chosen by its size as MAME 0.251 does.
 
-    MAME loads a plain 16 KB file as `o2_rally` (the Videopac+ bank-latch cart) and everything else,
-    including 12 KB, as `o2_rom`. We follow MAME rather than guess `o2_ktaa` for 12 KB, because the
-    emulator is checked against MAME and the only 12 KB list entry (the KTAA homebrew) is found by
-    checksum anyway. Other mappers cannot be told from the size alone. A size no mapper takes is
-    refused: such a file is not a cartridge image.
+    The rule is the registry's `size_rule` column: MAME loads a plain 16 KB file as `o2_rally` (the
+    Videopac+ bank-latch cart) and everything else, including 12 KB, as `o2_rom`. We follow MAME
+    rather than guess `o2_ktaa` for 12 KB, because the emulator is checked against MAME and the only
+    12 KB list entry (the KTAA homebrew) is found by checksum anyway. Other mappers cannot be told
+    from the size alone. A size no mapper takes is refused: such a file is not a cartridge image.
     """
-    if size <= 0:
-        raise HilbridgeError("an empty cartridge image has no mapper")
-    sizes = cartridge_sizes()
-    if size not in sizes:
-        raise HilbridgeError(
-            f"not a cartridge image: {size} bytes is no cartridge's size",
-            hint="cartridge images are " + ", ".join(str(s) for s in sizes) + " bytes",
-        )
-    return "o2_rally" if size == RALLY_SIZE else "o2_rom"
+    return registry().for_size(size).name

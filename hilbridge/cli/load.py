@@ -10,8 +10,8 @@ from tqdm import tqdm
 
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.link.discovery import DEFAULT_DEVICE, open_adapter
-from hilbridge.link.protocol import MAPPER_IDS
 from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.mappers import registry
 
 DEVICE_HELP = "Adapter: sim, usb[:SERIAL], a serial port or a pyserial URL (see `hilbridge devices`)."
 
@@ -20,7 +20,10 @@ DEVICE_HELP = "Adapter: sim, usb[:SERIAL], a serial port or a pyserial URL (see 
 @click.argument("rom", type=click.Path(dir_okay=False))
 @click.option("-d", "--device", default=DEFAULT_DEVICE, show_default=True, help=DEVICE_HELP)
 @click.option(
-    "--type", "mapper", type=click.Choice(sorted(MAPPER_IDS)), help="Mapper (default: from the list)."
+    "--type",
+    "mapper",
+    type=click.Choice(sorted(registry().protocol_ids)),
+    help="Mapper (default: from the list).",
 )
 def load(rom: str, device: str, mapper: str | None) -> None:
     """Upload ROM into the adapter's cartridge emulation, verify it by read-back CRC, and start it."""
@@ -29,7 +32,7 @@ def load(rom: str, device: str, mapper: str | None) -> None:
     except OSError as error:
         raise HilbridgeError(f"cannot read the ROM: {error.strerror}", SourceLocation(rom)) from None
     cartridge = load_cartridge(image, mapper, name=rom)
-    if cartridge.mapper not in MAPPER_IDS:
+    if cartridge.mapper not in registry().protocol_ids:
         raise HilbridgeError(f"the adapter cannot emulate {cartridge.mapper}", SourceLocation(rom))
     with open_adapter(device) as adapter:
         adapter.emulation(False)

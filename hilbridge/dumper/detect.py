@@ -13,6 +13,9 @@ Blocks count as equal only where every stable byte is equal (`same`): bytes that
 re-reads of the same block are unstable bits, any other difference is data.
 The result is a list of `Region`s: what to read, with which ports and strobe, to where in the image.
 Images are laid out as MAME's software list has them, so CRC32/SHA-1 identification works.
+Which mappers can be dumped, their bank sizes and image sizes are the mapper registry's
+(`detect`, `bank_size` and `sizes` of hilbridge/machine/mappers.tsv); each detectable mapper has
+one dump plan here, found by its name in `PLANS`.
 """
 
 from __future__ import annotations
@@ -25,12 +28,11 @@ import numpy as np
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import Adapter
+from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 
-DETECTABLE = ("o2_rom", "o2_4in1", "o2_rally", "o2_ktaa")
+DETECTABLE = DEFAULT_REGISTRY.detectable  # the choices of `hilbridge dump --type`
 PROGRAM = 0x400
 SURVEY_LENGTH = 0xC00  # CPU 0400h-0FFFh
-BANK_2K = 0x800
-PAGE_3K = 0xC00
 P14_HIGH = 0x10
 LATCH_WRITE_P1 = 0xEE  # P10 = 0 (latch selects the bank), P14 = 0 (latch enabled), others high
 LATCH_READ_P1 = 0xFE  # P10 = 0, P14 high
@@ -139,13 +141,18 @@ def _latch_banks(adapter: Adapter, length: int) -> list[Reads]:
     return [Reads(reader(value)) for value in range(8)]
 
 
-def plan_rally(adapter: Adapter, reasons: list[str]) -> tuple[int, list[Region]]:
+def _bank_size(mapper: str) -> int:
+    return registry().get(mapper).bank_size
+
+
+def plan_rally(adapter: Adapter, _banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
     """Size an o2_rally cartridge from where its latch banks repeat; 12 KB as MAME's list lays it out.
 
     A 12 KB image sits in the 16 KB bank space at 0 and again at 4096, so latch banks 0-1 repeat as
     2-3 and the file is banks 2-7; its bytes are read from there.
     """
-    banks = _latch_banks(adapter, BANK_2K)
+    bank_size = _bank_size("o2_rally")
+    banks = _latch_banks(adapter, bank_size)
     if _all_same(banks):
         raise HilbridgeError(
             "no bank latch: MOVX writes with A7 = 1 and P14 = 0 change nothing, so this is not an "
@@ -162,14 +169,15 @@ def plan_rally(adapter: Adapter, reasons: list[str]) -> tuple[int, list[Region]]
         first, count = 0, 8
         reasons.append("all eight latch banks of 2 KB differ: 16 KB")
     regions = [
-        Region((bank - first) * BANK_2K, BANK_2K, PROGRAM, LATCH_READ_P1, latch=bank)
+        Region((bank - first) * bank_size, bank_size, PROGRAM, LATCH_READ_P1, latch=bank)
         for bank in range(first, first + count)
     ]
-    return count * BANK_2K, regions
+    return count * bank_size, regions
 
 
-def plan_rom(banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
-    program = slice(0, BANK_2K)
+def plan_rom(_adapter: Adapter, banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
+    bank_size = _bank_size("o2_rom")
+    program = slice(0, bank_size)
     if all(same(banks[0], bank, program, program) for bank in banks[1:]):
         count = 1
         reasons.append("P10/P11 change nothing: one 2 KB bank")
@@ -179,29 +187,42 @@ def plan_rom(banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]
     else:
         count = 4
         reasons.append("all four P10/P11 banks differ: 8 KB")
-    regions = [Region(b * BANK_2K, BANK_2K, PROGRAM, _bank_p1(b)) for b in range(count)]
-    return count * BANK_2K, regions
+    regions = [Region(b * bank_size, bank_size, PROGRAM, _bank_p1(b)) for b in range(count)]
+    return count * bank_size, regions
 
 
-def plan_ktaa(banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
+def plan_ktaa(_adapter: Adapter, banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
+    page_size = _bank_size("o2_ktaa")
     if _all_same(banks):
         pages = 1
     elif same(banks[0], banks[2]) and same(banks[1], banks[3]):
         pages = 2
     else:
         pages = 4
-    reasons.append(f"{pages} distinct 3 KB page(s) under P10/P11: {pages * 3} KB")
-    regions = [Region(p * PAGE_3K, PAGE_3K, PROGRAM, _bank_p1(p)) for p in range(pages)]
-    return pages * PAGE_3K, regions
+    reasons.append(
+        f"{pages} distinct {page_size // 1024} KB page(s) under P10/P11: {pages * page_size // 1024} KB"
+    )
+    regions = [Region(p * page_size, page_size, PROGRAM, _bank_p1(p)) for p in range(pages)]
+    return pages * page_size, regions
 
 
-def plan_4in1(reasons: list[str]) -> tuple[int, list[Region]]:
+def plan_4in1(_adapter: Adapter, _banks: list[Reads], reasons: list[str]) -> tuple[int, list[Region]]:
     reasons.append("4 KB: 1 KB data ROM (MOVX pages 0-3) + 3 KB program at 0400h-0FFFh")
     regions = [
         Region(page * 0x100, 0x100, 0x00, DATA_ROM_P1, p2=page, strobe="MOVX_READ") for page in range(4)
     ]
     regions.append(Region(PROGRAM, SURVEY_LENGTH, PROGRAM, DATA_ROM_P1))
     return 0x1000, regions
+
+
+Plan = Callable[[Adapter, list[Reads], list[str]], tuple[int, list[Region]]]
+PLANS: dict[str, Plan] = {
+    "o2_rom": plan_rom,
+    "o2_4in1": plan_4in1,
+    "o2_rally": plan_rally,
+    "o2_ktaa": plan_ktaa,
+}
+"""Mapper name → how to read a cartridge of it (its size from the probes, its regions)."""
 
 
 def _has_data_rom(adapter: Adapter) -> bool:
@@ -214,8 +235,9 @@ def _has_data_rom(adapter: Adapter) -> bool:
 
 def detect(adapter: Adapter, forced: str | None = None) -> Detection:
     """Detect the cartridge type (or size a `forced` one) and plan its dump; the reasons say why."""
-    if forced is not None and forced not in DETECTABLE:
-        raise HilbridgeError(f"cannot dump mapper {forced!r}", hint="types: auto, " + ", ".join(DETECTABLE))
+    detectable = registry().detectable
+    if forced is not None and forced not in detectable:
+        raise HilbridgeError(f"cannot dump mapper {forced!r}", hint="types: auto, " + ", ".join(detectable))
     reasons: list[str] = []
     adapter.write(LATCH_ADDRESS, 0, p1=LATCH_WRITE_P1)  # a known latch state, so the fingerprint repeats
     banks = survey(adapter)
@@ -226,7 +248,6 @@ def detect(adapter: Adapter, forced: str | None = None) -> Detection:
             "no cartridge detected: every read returned the same idle value",
             hint="seat the cartridge firmly and clean its contacts",
         )
-    mapper = forced
     if forced is None:
         high, low = slice(0x800, 0xC00), slice(0x400, 0x800)  # CPU 0C00h-0FFFh and 0800h-0BFFh
         if not _all_same(_latch_banks(adapter, SIGNATURE_LENGTH)):
@@ -245,13 +266,17 @@ def detect(adapter: Adapter, forced: str | None = None) -> Detection:
                 mapper = "o2_ktaa"
                 reasons.append("data-area probe: no MOVX data ROM; 3 KB pages selected by P1")
     else:
+        mapper = forced
         reasons.append(f"type {forced} given by the user")
-    if mapper == "o2_rally":
-        size, regions = plan_rally(adapter, reasons)
-    elif mapper == "o2_4in1":
-        size, regions = plan_4in1(reasons)
-    elif mapper == "o2_ktaa":
-        size, regions = plan_ktaa(banks, reasons)
-    else:
-        size, regions = plan_rom(banks, reasons)
-    return Detection(mapper or "o2_rom", size, regions, reasons, fingerprint)
+    plan = PLANS.get(mapper)
+    if plan is None:
+        raise HilbridgeError(
+            f"the dumper has no plan for mapper {mapper!r}", hint="see hilbridge/dumper/detect.py"
+        )
+    size, regions = plan(adapter, banks, reasons)
+    if size not in registry().get(mapper).sizes:
+        raise HilbridgeError(
+            f"the probes give a {size}-byte {mapper} cartridge, a size no {mapper} image has",
+            hint="clean the contacts and dump again, or give --type",
+        )
+    return Detection(mapper, size, regions, reasons, fingerprint)

@@ -12,13 +12,12 @@ from hilbridge.link.protocol import (
     CAPABILITIES,
     CAPTURE_KINDS,
     CAPTURE_RECORD,
-    MAPPER_IDS,
-    MAPPER_NAMES,
     PROTOCOL_VERSION,
     STROBES,
 )
 from hilbridge.link.session import Link
 from hilbridge.link.transport import Transport
+from hilbridge.machine.mappers import registry
 
 MIN_PIECE = 16
 MAX_REPEAT = 255  # CART_READ_REPEAT count is a u8
@@ -213,9 +212,10 @@ class Adapter:
     # -- cartridge emulation ----------------------------------------------------------------------
     def upload(self, image: bytes, mapper: str, progress: Callable[[int], None] | None = None) -> int:
         """Upload `image` for `mapper` and check the adapter's read-back CRC; returns the CRC-32."""
-        if mapper not in MAPPER_IDS:
-            raise LinkError(f"the adapter cannot emulate mapper {mapper!r}", hint=", ".join(MAPPER_IDS))
-        self.link.request("UPLOAD_BEGIN", mapper=MAPPER_IDS[mapper], size=len(image))
+        ids = registry().protocol_ids
+        if mapper not in ids:
+            raise LinkError(f"the adapter cannot emulate mapper {mapper!r}", hint=", ".join(ids))
+        self.link.request("UPLOAD_BEGIN", mapper=ids[mapper], size=len(image))
         step = 4096
         for start in range(0, len(image), step):
             block = image[start : start + step]
@@ -239,7 +239,8 @@ class Adapter:
     def emulation(self, enable: bool) -> dict[str, Any]:
         """Switch cartridge emulation on or off; returns the adapter's view (mapper name, size, CRC)."""
         reply = self.link.request("EMULATION", enable=int(enable))
-        return {**reply, "mapper": MAPPER_NAMES.get(reply["mapper"], "")}
+        served = registry().by_protocol_id(reply["mapper"])
+        return {**reply, "mapper": served.name if served is not None else ""}
 
     # -- bus capture ------------------------------------------------------------------------------
     def capture_start(self, kinds: tuple[str, ...] = ("FETCH", "MOVX_WRITE")) -> None:

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from cobs import cobs
 
 from hilbridge.link.errors import FramingError, ProtocolError
+from hilbridge.machine.mappers import DEFAULT_REGISTRY
 
 PROTOCOL_VERSION = 3
 REPLY_BIT = 0x80
@@ -153,7 +154,10 @@ def _load_messages() -> dict[str, Message]:
 
 
 def _load_codes() -> list[Code]:
-    return [Code(r["table"], r["name"], int(r["value"]), r["meaning"]) for r in _read_tsv("codes.tsv")]
+    """codes.tsv, then the `mapper` table: the protocol ids of the mapper registry (machine/mappers.tsv)."""
+    listed = [Code(r["table"], r["name"], int(r["value"]), r["meaning"]) for r in _read_tsv("codes.tsv")]
+    ids = DEFAULT_REGISTRY.protocol_ids
+    return listed + [Code("mapper", name, ids[name], DEFAULT_REGISTRY.mappers[name].note) for name in ids]
 
 
 MESSAGES: dict[str, Message] = _load_messages()
@@ -168,8 +172,6 @@ def codes(table: str) -> dict[str, int]:
 
 ERROR_CODES = codes("error")
 ERROR_NAMES = {v: k for k, v in ERROR_CODES.items()}
-MAPPER_IDS = codes("mapper")
-MAPPER_NAMES = {v: k for k, v in MAPPER_IDS.items()}
 STROBES = codes("strobe")
 CAPABILITIES = codes("capability")
 CAPTURE_KINDS = codes("capture")

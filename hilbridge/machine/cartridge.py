@@ -1,8 +1,9 @@
-"""Cartridges as data-driven mapper types (console.md §7): program banks, bank latches, data ROMs.
+"""Cartridges: an image behind a mapper of the registry (`mappers.py`), and the mappers' banking rules.
 
-Every mapper is one row of `cartridge_types.tsv`; the code below only knows a handful of rules
-(how a bank is selected, what CPU 0C00h-0FFFh reaches, where a MOVX data ROM sits). A cartridge
-sees only P1 AND 13h (P10, P11, P14) and P2 AND 0Fh (A8-A11), as on the real connector.
+A mapper's facts (sizes, bank size, what CPU 0C00h-0FFFh reaches, where a MOVX data ROM sits) are
+one row of `mappers.tsv`; how its bank is chosen is code: one `BankingRule` class per `bank_select`
+name of that table, found by the name in `BANKING_RULES` (docs/emulator.md "Adding a mapper"). A
+cartridge sees only P1 AND 13h (P10, P11, P14) and P2 AND 0Fh (A8-A11), as on the real connector.
 
 The CPU does not call `fetch` per instruction: it reads a 3 KB `program_view` (CPU 0400h-0FFFh)
 that the console refreshes whenever P1 or a bank latch changes. `fetch` is for tests and adapters.
@@ -10,11 +11,12 @@ that the console refreshes whenever P1 or a bank latch changes. `fetch` is for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from importlib import resources
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.machine.mappers import Mapper, registry
 
 CART_P1_MASK = 0x13  # P10, P11, P14 reach the slot
 CART_P2_MASK = 0x0F  # P20-P23 = A8-A11
@@ -22,111 +24,125 @@ PROGRAM_START = 0x400
 PROGRAM_END = 0x1000
 VIEW_SIZE = PROGRAM_END - PROGRAM_START
 NOT_DRIVEN = 0xFF
+P10, P11, P14 = 0x01, 0x02, 0x10
+LATCH_ADDRESS_BIT = 0x80  # A7
 
 
-@dataclass(frozen=True, slots=True)
-class MapperType:
-    """One row of cartridge_types.tsv."""
+class BankingRule:
+    """How a mapper chooses its program bank from P1 and what MOVX writes do to it (the latch).
 
-    name: str
-    sizes: tuple[int, ...]
-    bank_size: int
-    bank_select: str
-    high_window: str
-    program_offset: int
-    wrap: str
-    data_area: str
-    layouts: dict[int, tuple[tuple[int, ...], int]]  # image size → (copy offsets, bank space size)
-    note: str
+    The base rule has one bank and ignores writes; a rule that needs a latch overrides `write`
+    and sets `takes_writes`, so the console can leave it out of its MOVX path otherwise.
+    """
 
-    def bank_space(self, image: bytes) -> bytes:
-        """What the banks address: the image, or its copies where the `layout` column places them."""
-        layout = self.layouts.get(len(image))
-        if layout is None:
-            return image
-        offsets, space_size = layout
-        space = bytearray(space_size)
-        for offset in offsets:
-            space[offset : offset + len(image)] = image
-        return bytes(space)
+    takes_writes: ClassVar[bool] = False
+
+    def __init__(self, banks: int) -> None:
+        self.banks = banks  # program banks in the bank space (at least 1)
+        self.latch = 0  # MAME resets a bank latch to 0
+
+    def bank(self, p1: int) -> int:
+        """The bank P1 (only P10, P11, P14 reach the slot) and the latch select."""
+        return 0
+
+    def write(self, address: int, value: int, p1: int) -> None:
+        """A MOVX write seen by the slot."""
 
 
-BANK_RULES = ("p1_low_bits", "latch_p10", "none")
-HIGH_WINDOWS = ("mirror_800", "mirror_400", "linear")
-DATA_AREAS = ("none", "p11_p2_page")
+BANKING_RULES: dict[str, type[BankingRule]] = {}
+"""`bank_select` name (a column of mappers.tsv) → its rule."""
 
 
-def _parse_layouts(text: str) -> dict[int, tuple[tuple[int, ...], int]]:
-    """`12288@0+4096/16384;...` → {12288: ((0, 4096), 16384)}; `-` → {}."""
-    layouts: dict[int, tuple[tuple[int, ...], int]] = {}
-    for item in filter(None, text.replace("-", "").split(";")):
-        size, _, rest = item.partition("@")
-        offsets, _, space = rest.partition("/")
-        layouts[int(size)] = (tuple(int(offset) for offset in offsets.split("+")), int(space))
-    return layouts
+def banking_rule(name: str) -> Callable[[type[BankingRule]], type[BankingRule]]:
+    """Register a `BankingRule` under the `bank_select` name rows of mappers.tsv use."""
+
+    def register(rule: type[BankingRule]) -> type[BankingRule]:
+        BANKING_RULES[name] = rule
+        return rule
+
+    return register
 
 
-def _load_types() -> dict[str, MapperType]:
-    text = resources.files(__package__).joinpath("cartridge_types.tsv").read_text(encoding="utf-8")
-    rows = [line for line in text.splitlines() if line and not line.startswith("#")]
-    header = rows[0].split("\t")
-    types: dict[str, MapperType] = {}
-    for line in rows[1:]:
-        row = dict(zip(header, line.split("\t"), strict=True))
-        mapper = MapperType(
-            name=row["mapper"],
-            sizes=tuple(int(size) for size in row["sizes"].split(",")),
-            bank_size=int(row["bank_size"]),
-            bank_select=row["bank_select"],
-            high_window=row["high_window"],
-            program_offset=int(row["program_offset"]),
-            wrap=row["wrap"],
-            data_area=row["data_area"],
-            layouts=_parse_layouts(row["layout"]),
-            note=row["note"],
-        )
-        if (
-            mapper.bank_select not in BANK_RULES
-            or mapper.high_window not in HIGH_WINDOWS
-            or mapper.data_area not in DATA_AREAS
-            or mapper.wrap not in ("mask", "modulo")
-        ):
-            raise RuntimeError(f"cartridge_types.tsv: unknown rule in row {mapper.name}")
-        types[mapper.name] = mapper
-    return types
+@banking_rule("none")
+class OneBank(BankingRule):
+    """One linear program area (o2_4in1)."""
 
 
-MAPPER_TYPES: dict[str, MapperType] = _load_types()
-MAX_IMAGE_SIZE = max(size for mapper in MAPPER_TYPES.values() for size in mapper.sizes)
+@banking_rule("p1_low_bits")
+class P1LowBits(BankingRule):
+    """Bank = P10/P11; the image wrap folds it onto the banks that exist. Boots in the last bank."""
+
+    def bank(self, p1: int) -> int:
+        return p1 & (P10 | P11)
+
+
+@banking_rule("latch_p10")
+class LatchP10(BankingRule):
+    """Videopac+: an 8-bit latch written by MOVX with A7 = 1 while P14 = 0; P10 = 1 forces the last bank."""
+
+    takes_writes = True
+
+    def bank(self, p1: int) -> int:
+        selected = 0xFF if p1 & P10 else self.latch
+        return selected & (self.banks - 1)
+
+    def write(self, address: int, value: int, p1: int) -> None:
+        if address & LATCH_ADDRESS_BIT and not p1 & P14:
+            self.latch = value & 0xFF
+
+
+class _EmulatedMappers(Mapping[str, Mapper]):
+    """The emulated mappers of the registry in use, by name (read at each access, not at import)."""
+
+    def __getitem__(self, name: str) -> Mapper:
+        return registry().emulated[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry().emulated)
+
+    def __len__(self) -> int:
+        return len(registry().emulated)
+
+
+MAPPER_TYPES: Mapping[str, Mapper] = _EmulatedMappers()
 
 
 class Cartridge:
-    """A cartridge image behind one mapper type; holds the mapper's latch state."""
+    """A cartridge image behind one mapper; its banking rule holds the mapper's latch state."""
 
-    def __init__(self, image: bytes, mapper: MapperType, name: str = "<image>") -> None:
+    def __init__(self, image: bytes, mapper: Mapper, name: str = "<image>") -> None:
+        rule = BANKING_RULES.get(mapper.bank_select)
+        if rule is None:
+            raise HilbridgeError(
+                f"mapper {mapper.name!r} has no banking rule {mapper.bank_select!r}",
+                SourceLocation(name),
+                hint="banking rules: " + ", ".join(BANKING_RULES),
+            )
         self.image = bytes(image)
         self.mapper = mapper.name
         self.type = mapper
         self.name = name
-        self.latch = 0  # o2_rally bank latch (MAME resets it to 0)
         self._space = mapper.bank_space(self.image)  # what the banks address (the image, or its layout)
         self._size = len(self._space)
-        self._banks = max(1, self._size // mapper.bank_size)
+        self.banking = rule(max(1, self._size // mapper.bank_size))
         self._views: dict[int, bytes] = {}
         # what the console may leave out of its MOVX path for this mapper
         self.drives_reads = mapper.data_area != "none"  # `read` can return other than FFh
-        self.takes_writes = mapper.bank_select == "latch_p10"  # `write` can change the bank
+        self.takes_writes = rule.takes_writes  # `write` can change the bank
+
+    @property
+    def latch(self) -> int:
+        """The bank latch (0 for a mapper without one)."""
+        return self.banking.latch
+
+    @latch.setter
+    def latch(self, value: int) -> None:
+        self.banking.latch = value
 
     # -- bank selection ---------------------------------------------------------------------------
     def bank(self, p1: int) -> int:
-        """The program bank selected by P1 (and the latch), from the mapper's bank rule."""
-        rule = self.type.bank_select
-        if rule == "p1_low_bits":
-            return p1 & 0x03  # P10, P11; the image wrap folds it onto the banks that exist
-        if rule == "latch_p10":
-            selected = 0xFF if p1 & 0x01 else self.latch
-            return selected & (self._banks - 1)
-        return 0
+        """The program bank selected by P1 (and the latch), from the mapper's banking rule."""
+        return self.banking.bank(p1 & CART_P1_MASK)
 
     def _offset(self, address: int, bank: int) -> int:
         address &= 0xFFF
@@ -147,14 +163,13 @@ class Cartridge:
 
     def read(self, address: int, p1: int, p2: int) -> int:
         """MOVX read seen by the slot: the data ROM where the mapper has one, else FFh (not driving)."""
-        if self.type.data_area == "p11_p2_page" and p1 & 0x02:
+        if self.type.data_area == "p11_p2_page" and p1 & P11:
             return self._space[(((p2 & CART_P2_MASK) << 8) | (address & 0xFF)) & (self._size - 1)]
         return NOT_DRIVEN
 
     def write(self, address: int, value: int, p1: int, p2: int) -> None:
         """MOVX write seen by the slot (the console only passes it on while P16 = 0)."""
-        if self.type.bank_select == "latch_p10" and address & 0x80 and not p1 & 0x10:
-            self.latch = value & 0xFF
+        self.banking.write(address, value, p1 & CART_P1_MASK)
 
     def program_view(self, p1: int) -> bytes:
         """CPU 0400h-0FFFh as one 3 KB block for the bank P1 (and the latch) select; cached."""
@@ -174,42 +189,39 @@ class Cartridge:
 
 
 def choose_mapper(image: bytes, mapper: str | None = None) -> str:
-    """Explicit choice > the cartridge list (by checksum) > the size rule MAME 0.251 uses."""
+    """Explicit choice > the cartridge list (by checksum) > the registry's size rule (MAME 0.251's)."""
     if mapper is not None:
         return mapper
     try:
         from hilbridge import cartdb
     except ImportError:  # the database is optional for the emulator core
         cartdb = None  # type: ignore[assignment]
-    if cartdb is not None:
-        listed = cartdb.mapper_for(image)
-        if listed is not None:
-            return listed
-        return cartdb.mapper_from_size(len(image))
-    return "o2_rally" if len(image) == 16 * 1024 else "o2_rom"
+    listed = cartdb.mapper_for(image) if cartdb is not None else None
+    return listed if listed is not None else registry().for_size(len(image)).name
 
 
 def load_cartridge(image: bytes, mapper: str | None = None, *, name: str = "<image>") -> Cartridge:
     """A `Cartridge` for `image`; a bad size or an unknown mapper is a `HilbridgeError`."""
     where = SourceLocation(name)
+    mappers = registry()
     if not image:
         raise HilbridgeError("the cartridge image is empty", where)
-    if len(image) > MAX_IMAGE_SIZE:
+    if len(image) > mappers.max_image_size:
         raise HilbridgeError(
             f"the cartridge image is {len(image)} bytes; no supported mapper is larger than "
-            f"{MAX_IMAGE_SIZE} bytes",
+            f"{mappers.max_image_size} bytes",
             where,
         )
     try:
         chosen = choose_mapper(image, mapper)
     except HilbridgeError as error:
         raise HilbridgeError(error.message, where, error.hint) from None
-    mapper_type = MAPPER_TYPES.get(chosen)
+    mapper_type = mappers.emulated.get(chosen)
     if mapper_type is None:
         raise HilbridgeError(
             f"mapper {chosen!r} is not emulated",
             where,
-            hint="supported: " + ", ".join(sorted(MAPPER_TYPES)),
+            hint="supported: " + ", ".join(sorted(mappers.emulated)),
         )
     if len(image) not in mapper_type.sizes:
         sizes = ", ".join(str(size) for size in mapper_type.sizes)

@@ -11,17 +11,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from hilbridge.machine.bus import READ, BusAccess
-from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
+from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
+from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
 from hilbridge.oracle.mame import AUDIO_RATE
 from hilbridge.oracle.trace import Access, FrameEnd, Trace
 
-# Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ: 0.251's
-# o2_rom maps 0C00h-0FFFh onto 0400h-07FFh, the console (A10 not decoded) onto 0800h-0BFFh.
-MAME_EQUIVALENT_MAPPERS = {"o2_rom": "o2_rom_mame0251"}
+# Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ (mappers.tsv
+# `mame_slot`): 0.251's o2_rom maps 0C00h-0FFFh onto 0400h-07FFh, the console (A10 not decoded) onto
+# 0800h-0BFFh.
+MAME_EQUIVALENT_MAPPERS = {
+    slot: mapper.name
+    for slot in DEFAULT_REGISTRY.mame_slots
+    if (mapper := DEFAULT_REGISTRY.for_mame_slot(slot)) is not None and mapper.name != slot
+}
 
 
 @dataclass(slots=True)
@@ -52,9 +58,8 @@ def run_emulator(
 
     `slot` names the MAME cartridge type; the emulator uses the mapper that behaves like it.
     """
-    mapper = MAME_EQUIVALENT_MAPPERS.get(slot, slot) if slot else None
-    if mapper not in MAPPER_TYPES:
-        mapper = slot
+    equivalent = registry().for_mame_slot(slot) if slot else None
+    mapper = equivalent.name if equivalent is not None else slot
     vdc = Vdc(REGIONS[region], audio=True) if audio else None
     console = Console(load_cartridge(cart, mapper), bios=bios, region=region, vdc=vdc)
     trace = Trace(header={"emulator": "hilbridge", "region": region})

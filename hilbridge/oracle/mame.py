@@ -23,6 +23,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import default_bios
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
+from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.palette import RF_PALETTE
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, REGIONS
 from hilbridge.oracle.trace import Trace, parse_trace
@@ -30,7 +31,7 @@ from hilbridge.oracle.trace import Trace, parse_trace
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
 SCREEN_WIDTH, SCREEN_HEIGHT = 360, 243  # what screen:pixels() returns, ARGB32 little-endian
 AUDIO_RATE = 48_000  # -wavwrite: 16-bit stereo at MAME's default sample rate
-SLOTS = ("o2_rom", "o2_4in1", "o2_rally", "o2_ktaa")  # cartridge types we can ask MAME for
+SLOTS = DEFAULT_REGISTRY.mame_slots  # cartridge types we can ask MAME for (mappers.tsv `mame_slot`)
 INSTALL_HINT = "install MAME 0.251 with `apt-get install mame` (Debian puts it in /usr/games)"
 ROM_SIZE = 1024
 CHARSET_SIZE = 512
@@ -149,6 +150,14 @@ def _layout(work: Path, system: str, bios: bytes, charset: bytes, cart: bytes, s
     return ["-hashpath", str(work / "hash"), "-rompath", str(roms), "-cart", "hilbridge"]
 
 
+def mame_slot_for_size(size: int) -> str:
+    """The slot type MAME 0.251 gives a plain cartridge file of `size` bytes (mappers.tsv `size_rule`).
+
+    Our mapper names are MAME's slot type names, so the mapper the size rule picks names the slot.
+    """
+    return registry().for_size(size).name
+
+
 def run_mame(
     cart: bytes,
     *,
@@ -170,15 +179,16 @@ def run_mame(
     `bios` and `charset` default to the project's open BIOS (docs/bios.md; reset and both interrupts
     handed to the cartridge at 400h/402h/404h) and character ROM, the same ones our emulator uses.
     `slot` selects a MAME cartridge type through a private software list; None lets MAME choose
-    from the size (2/4/8 KB: o2_rom, 16 KB: o2_rally). `keep_dir` keeps trace.txt and
+    from the size (the registry's `size_rule`: `mame_slot_for_size`). `keep_dir` keeps trace.txt and
     pixels.argb there; otherwise everything lives in a temporary directory.
     """
     if region not in SYSTEMS:
         raise HilbridgeError(f"unknown region {region!r}; choose one of {', '.join(SYSTEMS)}")
     if frames < 1:
         raise HilbridgeError("frames must be at least 1")
-    if slot is not None and slot not in SLOTS:
-        raise HilbridgeError(f"unknown cartridge type {slot!r}; choose one of {', '.join(SLOTS)}")
+    slots = registry().mame_slots
+    if slot is not None and slot not in slots:
+        raise HilbridgeError(f"unknown cartridge type {slot!r}; choose one of {', '.join(slots)}")
     bios = default_bios().image if bios is None else bios
     charset = charset_rom() if charset is None else charset
     if len(bios) != ROM_SIZE:

@@ -21,8 +21,6 @@ from hilbridge.link.protocol import (
     CAPABILITIES,
     ERROR,
     ERROR_CODES,
-    MAPPER_IDS,
-    MAPPER_NAMES,
     MAX_PAYLOAD,
     MESSAGES,
     PROTOCOL_VERSION,
@@ -34,12 +32,12 @@ from hilbridge.link.protocol import (
 )
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
+from hilbridge.machine.mappers import registry
 
 BOARD_ID_SIM = 0x5100
 FIRMWARE_VERSION = (0, 1, 0)
 REPLY_CACHE = 64
 CAPTURE_BACKLOG = 64 * 1024  # reply bytes in one transmit above which no capture frame is run
-MAX_UPLOAD = 16 * 1024
 FETCH_START, FETCH_END = 0x400, 0x1000
 HELLO_ID = MESSAGES["HELLO"].id
 HANDLERS = {name: f"on_{name.lower()}" for name in MESSAGES}  # the method answering each command
@@ -265,12 +263,14 @@ class SimulatedAdapter:
     def on_upload_begin(self, mapper: int, size: int) -> dict[str, Any]:
         if self.emulated is not None:
             raise RequestRefused("BUSY", "switch emulation off before uploading")
-        if mapper not in MAPPER_NAMES:
+        uploaded = registry().by_protocol_id(mapper)
+        if uploaded is None:
             raise RequestRefused("BAD_ARGUMENT", f"unknown mapper id {mapper}")
-        if not 0 < size <= MAX_UPLOAD:
-            raise RequestRefused("BAD_ARGUMENT", f"image size {size} is not 1..{MAX_UPLOAD}")
+        largest = registry().max_image_size  # the largest image of any mapper, as the firmware's buffer
+        if not 0 < size <= largest:
+            raise RequestRefused("BAD_ARGUMENT", f"image size {size} is not 1..{largest}")
         self.upload_buffer = bytearray(size)
-        self.upload_mapper = MAPPER_NAMES[mapper]
+        self.upload_mapper = uploaded.name
         return {}
 
     def on_upload_data(self, offset: int, data: bytes) -> dict[str, Any]:
@@ -300,7 +300,7 @@ class SimulatedAdapter:
         cart = self.emulated
         return {
             "enabled": int(cart is not None),
-            "mapper": MAPPER_IDS.get(cart.mapper, 0) if cart else 0,
+            "mapper": (registry().protocol_ids.get(cart.mapper) or 0) if cart else 0,
             "size": len(cart.image) if cart else 0,
             "crc32": zlib.crc32(cart.image) if cart else 0,
         }

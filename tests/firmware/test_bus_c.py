@@ -15,7 +15,7 @@ from cart_fixtures import SERVED, image, serve_tables
 from conftest import IN_CI, require_tool
 from pio_harness import PROJECT_ROOT, require_module, tool
 
-from hilbridge.link.protocol import MAPPER_IDS
+from hilbridge.machine.mappers import registry
 
 FIRMWARE = PROJECT_ROOT / "firmware"
 CORE = FIRMWARE / "src" / "core"
@@ -60,7 +60,7 @@ def table_library(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
 def test_c_tables_equal_the_reference_mappers(table_library: ctypes.CDLL, name: str, mapper: str) -> None:
     data = image(name)
     cart = ctypes.create_string_buffer(64)
-    kind = table_library.cart_type_by_id(MAPPER_IDS[mapper])
+    kind = table_library.cart_type_by_id(registry().protocol_ids[mapper])
     assert kind
     table_library.cart_init(cart, ctypes.c_void_p(kind), data, len(data))
     count = table_library.bus_table_count(cart)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -27,9 +28,24 @@ from hilbridge.link.protocol import (
     FrameDecoder,
     encode_frame,
 )
-from hilbridge.machine.cartridge import BANK_RULES, DATA_AREAS, HIGH_WINDOWS, MAPPER_TYPES
+from hilbridge.machine.cartridge import MAPPER_TYPES
 
 KIND_NUMBERS = {"command": 0, "event": 1, "reply": 2}
+
+
+def _generator_module():
+    """firmware/tools/gen_protocol.py as a module (it is a stdlib-only script, not a package)."""
+    spec = importlib.util.spec_from_file_location(
+        "gen_protocol", PROJECT_ROOT / "firmware/tools/gen_protocol.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, module)  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+C_RULES = _generator_module().RULES  # the mapper rules cart.c implements, in its enums' order
 SETTINGS = settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -72,7 +88,7 @@ def test_generated_codes_equal_the_python_ones(tables):
     assert c_codes == [(c.table, c.name, c.value) for c in CODES]
 
 
-def test_generated_mapper_table_equals_cartridge_types(tables):
+def test_generated_mapper_table_equals_the_registry(tables):
     ids = {c.name: c.value for c in CODES if c.table == "mapper"}
     c_mappers = {row[1]: row[2:] for row in tables if row[0] == "MAPPER"}
     python = {
@@ -80,11 +96,11 @@ def test_generated_mapper_table_equals_cartridge_types(tables):
             str(ids.get(m.name, 0)),
             ",".join(map(str, m.sizes)),
             str(m.bank_size),
-            str(BANK_RULES.index(m.bank_select)),
-            str(HIGH_WINDOWS.index(m.high_window)),
+            str(C_RULES["bank_select"].index(m.bank_select)),
+            str(C_RULES["high_window"].index(m.high_window)),
             str(m.program_offset),
-            str(("mask", "modulo").index(m.wrap)),
-            str(DATA_AREAS.index(m.data_area)),
+            str(C_RULES["wrap"].index(m.wrap)),
+            str(C_RULES["data_area"].index(m.data_area)),
         ]
         for m in MAPPER_TYPES.values()
     }
@@ -264,7 +280,10 @@ GENERATOR_INPUTS = [
     "hilbridge/link/messages.tsv",
     "hilbridge/link/codes.tsv",
     "hilbridge/link/protocol.py",
-    "hilbridge/machine/cartridge_types.tsv",
+    "hilbridge/machine/mappers.tsv",
+    "hilbridge/machine/mappers.py",
+    "hilbridge/machine/__init__.py",
+    "hilbridge/errors.py",
     "hilbridge/machine/cartridge.py",
     "hilbridge/__init__.py",
 ]
@@ -287,3 +306,48 @@ def test_generator_refuses_a_table_it_cannot_generate_from(tmp_path):
         result.returncode == 1 and "messages.tsv: HELLO: bad field format 'host_protocol:Q'" in result.stderr
     )
     assert not (tmp_path / "bad").exists()
+
+
+EXTRA_MAPPER = (
+    "o2_big32\t5\t-\t32768\tno\t32768\tlatch_p10\t2048\tmirror_400\t0\tmask\tnone\t-\ta 32 KB latch cart\n"
+)
+
+
+def _tree_with_registry_row(tmp_path: Path, row: str) -> Path:
+    for name in GENERATOR_INPUTS:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT_ROOT / name, tmp_path / name)
+    registry = tmp_path / "hilbridge/machine/mappers.tsv"
+    registry.write_text(registry.read_text() + row)
+    return tmp_path
+
+
+def test_a_registry_row_reaches_the_generated_mapper_table_and_codes(tmp_path):
+    """A mapper added by one row of mappers.tsv (with rules cart.c has) is in the C table and codes."""
+    root = _tree_with_registry_row(tmp_path, EXTRA_MAPPER)
+    assert _generate(root, root / "gen").returncode == 0
+    header = (root / "gen/protocol_gen.h").read_text()
+    table = (root / "gen/protocol_gen.c").read_text()
+    assert "#define HB_MAPPER_O2_BIG32 5u" in header
+    assert f"#define HB_MAPPER_TYPE_COUNT {len(MAPPER_TYPES) + 1}u" in header
+    assert "#define HB_MAX_IMAGE_SIZE 32768u" in header
+    assert '{"o2_big32", 5u, 1u, {32768u}, 2048u, HB_BANK_SELECT_LATCH_P10,' in table
+    assert '{"mapper", "o2_big32", 5u},' in table
+
+
+def test_the_generator_refuses_an_uploadable_mapper_whose_rule_the_firmware_lacks(tmp_path):
+    row = EXTRA_MAPPER.replace("latch_p10", "latch_any")
+    root = _tree_with_registry_row(tmp_path, row)
+    result = _generate(root, root / "gen")
+    assert result.returncode == 1
+    assert "o2_big32: protocol id 5, but cart.c lacks latch_any" in result.stderr
+    without_id = _tree_with_registry_row(tmp_path / "no_id", row.replace("\t5\t", "\t-\t", 1))
+    assert _generate(without_id, without_id / "gen").returncode == 0
+    assert "o2_big32" not in (without_id / "gen/protocol_gen.c").read_text()
+
+
+def test_the_generator_refuses_a_registry_its_loader_refuses(tmp_path):
+    root = _tree_with_registry_row(tmp_path, EXTRA_MAPPER.replace("\t5\t", "\t1\t", 1))
+    result = _generate(root, root / "gen")
+    assert result.returncode == 1
+    assert "mappers.tsv: error: protocol_id appears more than once: 1" in result.stderr

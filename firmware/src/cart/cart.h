@@ -1,4 +1,4 @@
-/* Cartridge mappers in C, driven by the generated mapper table (hilbridge/machine/cartridge_types.tsv):
+/* Cartridge mappers in C, driven by the generated mapper table (the mapper registry hilbridge/machine/mappers.tsv):
  * the byte a cartridge drives for a /PSEN fetch or a MOVX read, and its bank latch. The same rules as
  * hilbridge/machine/cartridge.py, which the tests compare it with. No hardware access. */
 #ifndef HILBRIDGE_CART_H
@@ -20,7 +20,7 @@ typedef struct cart {
     uint8_t latch; /* o2_rally bank latch, 0 after reset */
 } cart;
 
-/* The mapper type of a name (cartridge_types.tsv) or protocol id (codes.tsv); NULL if none. */
+/* The mapper type of a name or protocol id (both columns of mappers.tsv); NULL if none. */
 const hb_mapper_type *cart_type_by_name(const char *name);
 const hb_mapper_type *cart_type_by_id(uint8_t protocol_id);
 bool cart_size_allowed(const hb_mapper_type *type, uint32_t size);

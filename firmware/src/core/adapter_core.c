@@ -434,7 +434,7 @@ void hb_on_upload_begin(struct adapter_core *core, const hb_upload_begin_request
         return;
     }
     if (request->size < 1u || request->size > CORE_UPLOAD_MAX) {
-        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "image size is not 1..16384");
+        hb_reply_error(reply, HB_ERROR_BAD_ARGUMENT, "image size is not 1.." HB_MAX_IMAGE_SIZE_TEXT);
         return;
     }
     mem_fill(core->image, 0, request->size);

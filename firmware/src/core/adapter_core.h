@@ -22,8 +22,8 @@
 #endif
 #define CORE_MAX_FRAME (HB_HEADER_SIZE + CORE_MAX_PAYLOAD + HB_CRC_SIZE)
 
-/* Largest uploadable image (o2_rally 16 KB). */
-#define CORE_UPLOAD_MAX 16384u
+/* Largest uploadable image: the largest of any mapper (hilbridge/machine/mappers.tsv). */
+#define CORE_UPLOAD_MAX HB_MAX_IMAGE_SIZE
 
 /* Remembered replies (docs/protocol.md §3 "Duplicates"). Replies up to CORE_CACHED_REPLY_MAX payload
  * bytes are kept verbatim (ERROR details are cut to fit, so every refusal is kept); a duplicate of a
