@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hilbridge.machine.console import SampledT1Edges
-from hilbridge.machine.timing import NTSC, PAL
-from hilbridge.machine.vdc import BeamTiming, Vdc
+from hilbridge.machine.timing import NTSC, PAL, BeamTiming, SampledT1Edges
+from hilbridge.machine.vdc import Vdc
 
 REGIONS = [NTSC, PAL]
 
@@ -178,7 +177,7 @@ def slice_start_directly(vdc: Vdc, start: int) -> int:
     limit = (start + 1) * cycle_as
     fired = [
         (first + (limit - 1 - first) // period * period) // cycle_as
-        for first, period in vdc._slice_timers
+        for first, period in vdc.slices.timers
         if limit > first
     ]
     return max(fired, default=0)
@@ -196,10 +195,10 @@ def test_cached_slice_start_equals_the_direct_computation(
     """Jumps anywhere (forwards and backwards) and short forward walks, as accesses make them."""
     vdc = Vdc(region)
     for start in starts:
-        assert vdc._slice_start(start) == slice_start_directly(vdc, start)
+        assert vdc.slices.start(start) == slice_start_directly(vdc, start)
         for step in steps:
             start += step
-            assert vdc._slice_start(start) == slice_start_directly(vdc, start)
+            assert vdc.slices.start(start) == slice_start_directly(vdc, start)
 
 
 @settings(max_examples=30, deadline=None)
@@ -240,4 +239,4 @@ def test_a1_read_slice_start_gives_way_to_a_later_timer(region) -> None:
     # after the line's hblank sound tick (hpos 366) the timer's slice counts again
     later = cycle_at(vdc, 3, 100, 420)
     assert vdc._access_time(later) != later * timing.cycle_as + (later - read_at) * timing.slice_cycle_as
-    assert vdc._slice_start(later - 2) > read_at
+    assert vdc.slices.start(later - 2) > read_at
