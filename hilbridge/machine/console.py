@@ -1,6 +1,8 @@
-"""The console: 8048 + glue logic + VDC + cartridge + BIOS, and the scripting API (console.md §3).
+"""The console: 8048 + glue logic + VDC + cartridge + BIOS, and the scripting API.
 
-The console owns the bus. It keeps the P1/P2 latches, decodes MOVX by P1 (§3.2, including the
+The glue logic and its sources: docs/hardware.md, "Glue logic".
+
+The console owns the bus. It keeps the P1/P2 latches, decodes MOVX by P1 (including the
 read-from-RAM / write-to-VDC copy mode), holds the 128-byte external RAM, answers the keyboard
 (P2 + the 74148 priority encoder) and the joysticks (`INS A,BUS`), and reports every MOVX access and,
 on request, every cartridge fetch as a `BusAccess` to the listeners.
@@ -28,7 +30,7 @@ from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.timing import REGIONS, Region, T1Edges
 from hilbridge.machine.video_chip import VideoChip
 
-# Port 1 bits (console.md §3.1)
+# Port 1 bits (docs/hardware.md, "Glue logic")
 P1_BANK = 0x03  # P10, P11: cartridge bank
 P1_KEYBOARD_DISABLE = 0x04  # P12: /enable of the keyboard/joystick decoder
 P1_VDC_DISABLE = 0x08  # P13: VDC /CS

@@ -1,4 +1,4 @@
-"""VDC timing: VBL, T1, hstatus, beam registers and the interrupt line (console.md §6, §9)."""
+"""VDC timing: VBL, T1, hstatus, beam registers and the interrupt line (docs/hardware.md, "Beam timing")."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_mame_cycle_length_is_rounded_up_clock() -> None:
 def test_power_on_beam_and_frame_ends_match_mame_traces(region) -> None:
     vdc = Vdc(region)
     assert vdc.position(0) == (243, 0)
-    # MAME trace frame_done stamps (mame-oracle.md §7): the frame ends within these cycles
+    # MAME trace frame_done stamps (docs/oracle.md): the frame ends within these cycles
     stamps = {"ntsc": (5983, 11966, 17950), "pal": (7929, 15859, 23788)}[region.name]
     for stamp in stamps:
         before, after = vdc.position(stamp - 1), vdc.position(stamp + 1)
@@ -66,7 +66,8 @@ def test_irq_is_a_level_held_until_a1_is_read(region) -> None:
 def test_t1_counts_one_falling_edge_per_active_line(region) -> None:
     vdc = Vdc(region)
     frame = int(region.cycles_per_frame)
-    # console.md §2.3 [exp]: STRT CNT counts 242 edges per frame on NTSC and 243 on PAL
+    # measured on MAME 0.251 (docs/hardware.md, "T1 and the event counter"): STRT CNT counts 242
+    # edges per frame on NTSC and 243 on PAL
     expected = {"ntsc": 242, "pal": 243}[region.name]
     for k in range(2, 5):
         start = cycle_at(vdc, k, 100, 0)
