@@ -18,7 +18,7 @@ class BusAccess(NamedTuple):
     kind: str  # READ, WRITE or FETCH
     address: int  # MOVX: 00h-FFh; fetch: 0400h-0FFFh
     value: int
-    p1: int  # port 1 latch at the time of the access: it decides who answers (console.md §3.2)
+    p1: int  # port 1 latch at the time of the access: it decides who answers (docs/hardware.md, "Glue logic")
 
     @property
     def target(self) -> str:

@@ -1,6 +1,8 @@
-"""The console: 8048 + glue logic + VDC + cartridge + BIOS, and the scripting API (console.md §3).
+"""The console: 8048 + glue logic + VDC + cartridge + BIOS, and the scripting API.
 
-The console owns the bus. It keeps the P1/P2 latches, decodes MOVX by P1 (§3.2, including the
+The glue logic and its sources: docs/hardware.md, "Glue logic".
+
+The console owns the bus. It keeps the P1/P2 latches, decodes MOVX by P1 (including the
 read-from-RAM / write-to-VDC copy mode), holds the 128-byte external RAM, answers the keyboard
 (P2 + the 74148 priority encoder) and the joysticks (`INS A,BUS`), and reports every MOVX access and,
 on request, every cartridge fetch as a `BusAccess` to the listeners.
@@ -13,7 +15,6 @@ on request, every cartridge fetch as a `BusAccess` to the listeners.
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import warnings
 from collections.abc import Callable
@@ -26,9 +27,10 @@ from hilbridge.machine.bios import Bios, UnimplementedBiosRoutineWarning, check_
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import PROGRAM_START, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.cpu import Cpu
-from hilbridge.machine.timing import REGIONS, Region
+from hilbridge.machine.timing import REGIONS, Region, T1Edges
+from hilbridge.machine.video_chip import VideoChip
 
-# Port 1 bits (console.md §3.1)
+# Port 1 bits (docs/hardware.md, "Glue logic")
 P1_BANK = 0x03  # P10, P11: cartridge bank
 P1_KEYBOARD_DISABLE = 0x04  # P12: /enable of the keyboard/joystick decoder
 P1_VDC_DISABLE = 0x08  # P13: VDC /CS
@@ -54,97 +56,7 @@ KEYBOARD: dict[str, tuple[int, int]] = _load_keyboard()
 """Key name → (row, bit) in the keyboard matrix."""
 
 
-class SampledT1Edges:
-    """Falling T1 edges as the 8048's event counter sees them: T1 sampled once per machine cycle.
-
-    This is the definition, one `t1()` call per cycle; `BeamT1Edges` gives the same answers fast."""
-
-    SEARCH_CYCLES = 16384
-
-    def __init__(self, t1: Callable[[int], bool]) -> None:
-        self.t1 = t1
-
-    def falls(self, previous: int, first: int, last: int) -> int:
-        """Falling edges in the samples at cycles first..last, the sample before them `previous`."""
-        edges = 0
-        for cycle in range(first, last + 1):
-            current = self.t1(cycle)
-            edges += previous and not current
-            previous = current
-        return edges
-
-    def fall_sample(self, previous: int, first: int, count: int) -> int:
-        """The cycle of the sample that completes the `count`-th (>= 1) falling edge from `first`, or
-        an earlier cycle (the CPU then counts up to there and asks again): T1 may never fall."""
-        for cycle in range(first, first + self.SEARCH_CYCLES):
-            current = self.t1(cycle)
-            if previous and not current:
-                count -= 1
-                if not count:
-                    return cycle
-            previous = current
-        return first + self.SEARCH_CYCLES
-
-
-class BeamT1Edges:
-    """The same falling-edge counts from the beam arithmetic of the VDC, in a few `t1()` calls.
-
-    T1 (hblank OR vblank) falls once per line at hpos `hblank_end`, except on lines where vblank
-    still holds it high: the fall pixels repeat every frame. A sample's T1 follows MAME's CPU-local
-    time, which runs ahead of the cycle's global time by at most a slice's drift (well under a pixel,
-    and T1 changes are many cycles apart). So the sample that first sees a fall at pixel F is the
-    first cycle g whose global pixel reaches F, or g - 1 when the local time already crossed it: one
-    `t1(g - 1)` call decides. Everything else is counting fall pixels in a pixel range."""
-
-    def __init__(self, vdc: Any) -> None:
-        self.t1: Callable[[int], bool] = vdc.t1
-        timing, chip = vdc.timing, vdc.chip
-        self.pixel_at: Callable[[int], int] = timing.pixel_at
-        self.first_cycle_at_pixel: Callable[[int], int] = timing.first_cycle_at_pixel
-        htotal = timing.htotal
-        self.frame_pixels = htotal * timing.vtotal
-        # a line falls at hblank_end unless T1 is still high in the middle of the low stretch after it
-        low_middle = (htotal - chip.hblank_end + chip.hblank_start - 1) // 2
-        self.fall_offsets = [
-            line * htotal + chip.hblank_end
-            for line in range(timing.vtotal)
-            if not vdc.t1(timing.first_cycle_at_pixel(line * htotal + chip.hblank_end + low_middle))
-        ]
-
-    def _falls_upto(self, pixel: int) -> int:
-        """Fall pixels F with 0 <= F <= `pixel`."""
-        if pixel < 0:
-            return 0
-        frames, offset = divmod(pixel, self.frame_pixels)
-        return frames * len(self.fall_offsets) + bisect.bisect_right(self.fall_offsets, offset)
-
-    def _fall_pixel(self, number: int) -> int:
-        """The `number`-th (from 1) fall pixel."""
-        frames, index = divmod(number - 1, len(self.fall_offsets))
-        return frames * self.frame_pixels + self.fall_offsets[index]
-
-    def _seen_by(self, cycle: int) -> int:
-        """Falls whose first low sample is at or before `cycle`."""
-        pixel_at = self.pixel_at
-        count = self._falls_upto(pixel_at(cycle))
-        if self._falls_upto(pixel_at(cycle + 1)) > count and not self.t1(cycle):
-            count += 1  # the next fall's global cycle is cycle + 1, but the local time got there
-        return count
-
-    def falls(self, previous: int, first: int, last: int) -> int:
-        first_fall = 1 if previous and not self.t1(first) else 0
-        return first_fall + self._seen_by(last) - self._seen_by(first)
-
-    def fall_sample(self, previous: int, first: int, count: int) -> int:
-        first_fall = 1 if previous and not self.t1(first) else 0
-        if first_fall and count == 1:
-            return first
-        pixel = self._fall_pixel(self._seen_by(first) + count - first_fall)
-        cycle = self.first_cycle_at_pixel(pixel)
-        return cycle - 1 if cycle and not self.t1(cycle - 1) else cycle
-
-
-def _default_vdc(region: Region) -> Any:
+def _default_vdc(region: Region) -> VideoChip:
     from hilbridge.machine.vdc import Vdc
 
     return Vdc(region)
@@ -159,7 +71,7 @@ class Console:
         bios: Bios | bytes | str | PathLike[str] | None = None,
         region: str | Region = "ntsc",
         *,
-        vdc: Any = None,
+        vdc: VideoChip | None = None,
     ) -> None:
         if isinstance(region, str):
             if region not in REGIONS:
@@ -180,11 +92,9 @@ class Console:
         self._traps = dict(bios.traps)
         self._traps_reported: set[int] = set()
         self.cart = cart
-        self.vdc = vdc if vdc is not None else _default_vdc(region)
+        self.vdc: VideoChip = vdc if vdc is not None else _default_vdc(region)
         # MAME's frame end (raster at line 243, hpos 0); the VDC knows it to the attosecond
-        self.frame_end_cycle: Callable[[int], int] = getattr(
-            self.vdc, "frame_end_cycle", region.frame_end_cycle
-        )
+        self.frame_end_cycle: Callable[[int], int] = self.vdc.frame_end_cycle
         self.prog = bytearray(0x1000)
         self.prog[:PROGRAM_START] = bios.image
         self.ram = bytearray(EXTERNAL_RAM_SIZE)
@@ -197,8 +107,7 @@ class Console:
         self.p1 = 0xFF
         self.p2 = 0xFF
         self.bus = 0xFF
-        beam = hasattr(self.vdc, "timing") and hasattr(self.vdc, "chip")
-        self.t1_edges = BeamT1Edges(self.vdc) if beam else SampledT1Edges(self.vdc.t1)
+        self.t1_edges: T1Edges = self.vdc.t1_edges()
         self.cpu = Cpu(self, self.prog)
         self._refresh_program()
 
@@ -446,18 +355,13 @@ class Console:
 
     def _check_timing(self, fields: dict[str, Any]) -> None:
         """The CPU cycle, the frame number and the VDC's frame must describe the same moment."""
-        frame, cycle, vdc = fields["frame"], fields["cpu"]["cycle"], fields["vdc"]
+        frame, cycle = fields["frame"], fields["cpu"]["cycle"]
         end = self.vdc.frame_end_cycle(frame)
         length = end - self.vdc.frame_end_cycle(frame - 1)
         problems = []
         if not end - 2 * length <= cycle <= end + length:
             problems.append(f"the CPU cycle {cycle} is not in frame {frame}")
-        for name in ("frames_completed", "next_vbl_frame"):
-            if abs(vdc[name] - frame) > 1:
-                problems.append(f"vdc.{name} = {vdc[name]} is not next to frame {frame}")
-        pixels = self.vdc.timing.htotal * self.vdc.timing.vtotal
-        if not frame * pixels <= vdc["frame_end"] <= (frame + 2) * pixels:
-            problems.append(f"vdc.frame_end = {vdc['frame_end']} is not at the end of frame {frame}")
+        problems += self.vdc.state_problems(fields["vdc"], frame)
         if problems:
             raise HilbridgeError(f"the save state is not valid: {problems[0]}")
 

@@ -1,4 +1,4 @@
-"""The 16 colours of the VDC picture as MAME 0.251 shows them (console.md §5.1).
+"""The 16 colours of the VDC picture as MAME 0.251 shows them (docs/hardware.md, "Drawing").
 
 Palette index = I*8 + B*4 + G*2 + R. `RF_PALETTE` is MAME's default (its "composite" setting,
 calibrated to a real Videopac through RF); `RGB_PALETTE` is the RGB-output setting.

@@ -1,4 +1,4 @@
-"""The VDC's sound: a 24-bit shift register clocked from horizontal blank (console.md §5.4).
+"""The VDC's sound: a 24-bit shift register clocked from horizontal blank (docs/hardware.md, "Sound").
 
 The register lives in VDC registers A7 (bits 23-16), A8 and A9 (bits 7-0); AA is the control byte.
 `SoundShifter.tick()` is one hblank-start clock, exactly as MAME 0.251's `sound_update`. The audible

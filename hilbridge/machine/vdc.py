@@ -1,8 +1,9 @@
 """The Intel 8244 (NTSC) / 8245 (PAL) video and sound chip, timed as MAME 0.251 runs it.
 
 Time. The CPU's clock is its only clock: every method takes the machine cycle of the access (an
-access is stamped at the *end* of its instruction, console.md §2.2). The beam position of a cycle is
-computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
+access is stamped at the *end* of its instruction; docs/hardware.md, "Beam timing"). The beam position
+of a cycle is computed the way MAME computes it, in integer attoseconds; the arithmetic is in
+`timing.py` (`BeamTiming`, `Raster`, `Timeslices`), the VDC keeps the state it depends on:
 
 * MAME runs the 8048 at ceil(clock / 15) cycles per second (`execute_clocks_to_cycles` rounds up), so
   one cycle lasts 10**18 // 357955 as (NTSC), a hair shorter than 15 / 5369317 s. After 300 frames a
@@ -14,7 +15,7 @@ computed the way MAME computes it, in integer attoseconds (`BeamTiming`):
   (15 × (10**18 // clock) as, 4162 fs longer than a scheduler cycle on NTSC), and the slice starts
   where the last timer fired, or at the end of the last A1 read if that is later (the read calls
   MAME's irq callback with CLEAR_LINE, which synchronizes the scheduler and so ends the slice). An
-  access's time is therefore slice start × T + cycles since × T_in (`Vdc._beam_pixel`). (A timer's
+  access's time is therefore slice start × T + cycles since × T_in (`Vdc._access_time`). (A timer's
   slice really starts at the first instruction boundary at or after its cycle; we take the cycle
   itself, up to one T_in − T early: no visible difference on any oracle cart.) This decides the
   pixel only when the beam is within ~0.001 pixel of a
@@ -39,16 +40,23 @@ from importlib.resources import files
 import numpy as np
 
 from hilbridge.machine.sound import SOUND_INTERRUPT_ENABLE, AudioRecorder, SoundShifter
-from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, Region
+from hilbridge.machine.timing import (
+    ATTOSECONDS_PER_SECOND,
+    CHIP_TIMING,
+    CLOCKS_PER_MACHINE_CYCLE,
+    NEVER,
+    BeamT1Edges,
+    BeamTiming,
+    Raster,
+    Region,
+    T1Edges,
+    Timeslices,
+)
 from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer, changes_drawing
 
-ATTOSECONDS_PER_SECOND = 10**18
 MOVX_CYCLES = 2
-NEVER = 1 << 62
 LAST_VISIBLE_LINE = VISIBLE_LINES - 1
 LAST_VISIBLE_X = VISIBLE_WIDTH - 1
-POWER_ON_LINE = 243  # MAME: the raster starts at the start of its screen VBLANK
-SOUND_UPDATE_AS = ATTOSECONDS_PER_SECOND // 50  # MAME sound manager update timer (even with -sound none)
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -106,64 +114,6 @@ def register_map() -> tuple[RegisterInfo, ...]:
     return parse_register_map(text)
 
 
-# -- timing ---------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class ChipTiming:
-    """Per-chip raster windows from MAME's `set_default_params` (console.md §6)."""
-
-    vblank_start: int  # line
-    vblank_end: int  # line
-    hblank_start: int  # hpos
-    hblank_end: int  # hpos (exclusive)
-    bgate_start: int  # hpos from which the Y beam counts the next line
-    hstatus_start: int = 225
-    y_beam_cap: int = 263
-
-
-CHIP_TIMING: dict[str, ChipTiming] = {
-    "ntsc": ChipTiming(vblank_start=242, vblank_end=0, hblank_start=366, hblank_end=453, bgate_start=413),
-    "pal": ChipTiming(vblank_start=242, vblank_end=312, hblank_start=366, hblank_end=454, bgate_start=414),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class BeamTiming:
-    """MAME's integer-attosecond clocks: machine cycle ↔ global pixel-clock count since power-on."""
-
-    cycle_as: int
-    pixel_as: int
-    htotal: int
-    vtotal: int
-    slice_cycle_as: int  # CPU-local time per cycle inside a timeslice (15 clock periods)
-
-    @classmethod
-    def for_region(cls, region: Region) -> BeamTiming:
-        cycles_per_second = -(-region.cpu_clock_hz // CLOCKS_PER_MACHINE_CYCLE)
-        return cls(
-            ATTOSECONDS_PER_SECOND // cycles_per_second,
-            ATTOSECONDS_PER_SECOND // region.pixel_clock_hz,
-            region.htotal,
-            region.vtotal,
-            CLOCKS_PER_MACHINE_CYCLE * (ATTOSECONDS_PER_SECOND // region.cpu_clock_hz),
-        )
-
-    @property
-    def pixels_per_frame(self) -> int:
-        return self.htotal * self.vtotal
-
-    def time_of_cycle(self, cycle: int) -> int:
-        return cycle * self.cycle_as
-
-    def pixel_at(self, cycle: int) -> int:
-        """Pixel clocks since power-on at `cycle`, rounded to the nearest as MAME's screen does."""
-        return (cycle * self.cycle_as + self.pixel_as // 2) // self.pixel_as
-
-    def first_cycle_at_pixel(self, pixel: int) -> int:
-        """Smallest cycle c >= 0 with pixel_at(c) >= pixel."""
-        need = pixel * self.pixel_as - self.pixel_as // 2
-        return max(0, -(-need // self.cycle_as))
-
-
 class Vdc:
     """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
 
@@ -182,28 +132,16 @@ class Vdc:
         # per address: the CONTROL bit that locks it (0: never locked), so a write tests one AND
         lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
         self._lock_bits = tuple(lock_bits[info.lock] for info in self._info)
+        self.raster = Raster(self.timing, self.chip)
+        self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
         self._pixel_as = self.timing.pixel_as
         self._slice_cycle_as = self.timing.slice_cycle_as
-        htotal, vtotal = region.htotal, region.vtotal
-        self._htotal = htotal
-        self._vtotal = vtotal
-        self._frame_pixels = htotal * vtotal
-        self._line0_offset = (vtotal - POWER_ON_LINE) * htotal  # pixels from frame start to line 0
-        # pixel offsets (from power-on) of the first VBL event and the first hblank sound tick
-        self._vbl_offset = (vtotal - 1) * htotal + self.chip.hblank_start - 1  # (242, 365)
-        self._tick_offset = self._line0_offset + self.chip.hblank_start
-        pixel_as, frame_as = self.timing.pixel_as, self._frame_pixels * self.timing.pixel_as
-        # MAME timers that end a CPU timeslice, (first firing, period) in attoseconds: the hblank
-        # sound clock (hpos 366) fires every line, the others a few times a frame
-        self._line_timer = (self._tick_offset * pixel_as, htotal * pixel_as)
-        self._frame_timers = (
-            (0, frame_as),  # screen VBLANK start (243, 0); power-on starts a slice too
-            (self._line0_offset * pixel_as, frame_as),  # scanline 0 and VBLANK end (0, 0)
-            (self._vbl_offset * pixel_as, frame_as),  # VDC VBL (242, 365)
-            (SOUND_UPDATE_AS, SOUND_UPDATE_AS),  # sound manager stream update, 50 Hz
-        )
-        self._slice_timers = (self._line_timer, *self._frame_timers)
+        self._htotal = region.htotal
+        self._frame_pixels = self.raster.frame_pixels
+        self._line0_offset = self.raster.line0_offset
+        self._vbl_offset = self.raster.vbl_offset
+        self._tick_offset = self.raster.tick_offset
         self.reset()
 
     # -- life cycle -------------------------------------------------------------------------------
@@ -230,8 +168,7 @@ class Vdc:
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
-        self._slice_cache = (0, 0, 0)  # (first, last + 1) instruction starts of a slice, its start
-        self._frame_timers_window = (0, 0, 0)  # as _slice_cache, for the few-a-frame timers alone
+        self.slices.reset()
         self._quiet_until = 0  # instruction starts below this see no new timer event
         self._next_irq_cache: tuple[int, int] | None = None  # (asked at, answer) until CPU action
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
@@ -243,46 +180,6 @@ class Vdc:
             self.audio = AudioRecorder()
 
     # -- beam -------------------------------------------------------------------------------------
-    def _slice_start(self, start: int) -> int:
-        """Cycle at which the MAME timeslice holding an instruction that starts at `start` began:
-        the last firing of any slice-ending timer it sees. Valid from there to the next firing."""
-        low, high, begun = self._slice_cache
-        if low <= start < high:
-            return begun
-        cycle_as = self._cycle_as
-        limit = (start + 1) * cycle_as
-        low, following, begun = self._frame_timers_window
-        if not low <= start < following:
-            low, following, begun = self._frame_timers_window = self._timers_window(self._frame_timers, limit)
-        first, period = self._line_timer
-        if limit > first:
-            last = first + (limit - 1 - first) // period * period
-            fired = last // cycle_as
-            if fired > begun:
-                begun = fired
-            high = (last + period) // cycle_as
-        else:
-            high = first // cycle_as
-        if high < following:
-            following = high
-        self._slice_cache = (begun, following, begun)
-        return begun
-
-    def _timers_window(self, timers: tuple[tuple[int, int], ...], limit: int) -> tuple[int, int, int]:
-        """(first, last + 1) instruction starts that see the same last firing of `timers` as one
-        that starts before attosecond `limit` does, and the cycle of that firing."""
-        cycle_as = self._cycle_as
-        begun, following = 0, NEVER
-        for first, period in timers:
-            if limit > first:
-                last = first + (limit - 1 - first) // period * period
-                fired, high = last // cycle_as, (last + period) // cycle_as
-            else:
-                fired, high = 0, first // cycle_as
-            begun = max(begun, fired)
-            following = min(following, high)
-        return begun, following, begun
-
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
         pixel_as = self._pixel_as
@@ -290,79 +187,16 @@ class Vdc:
 
     def position(self, cycle: int) -> tuple[int, int]:
         """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
-        return self._position_of(self._beam_pixel(cycle))
-
-    def _position_of(self, pixel: int) -> tuple[int, int]:
-        pixel %= self._frame_pixels
-        return (pixel // self._htotal + POWER_ON_LINE) % self._vtotal, pixel % self._htotal
-
-    def _vblank(self, line: int, hpos: int) -> bool:
-        chip = self.chip
-        start, end, edge = chip.vblank_start, chip.vblank_end, chip.hblank_start - 1
-        if (line == start and hpos >= edge) or (line == end and hpos <= edge):
-            return True
-        if end < start:
-            return line > start or line < end
-        return start < line < end
-
-    def _hblank(self, hpos: int) -> bool:
-        return self.chip.hblank_start <= hpos < self.chip.hblank_end
-
-    def _y_beam(self, line: int, hpos: int) -> int:
-        chip = self.chip
-        if line == 0 and hpos < chip.hblank_start:
-            line = self._vtotal
-        if hpos >= chip.bgate_start:
-            line += 1
-        return min(line, chip.y_beam_cap)
+        return self.raster.position_of(self._beam_pixel(cycle))
 
     def t1(self, cycle: int) -> bool:
         """The T1 input (vblank OR hblank) sampled at `cycle`."""
-        line, hpos = self.position(cycle)
-        return self._hblank(hpos) or self._vblank(line, hpos)
+        return self.raster.t1(*self.position(cycle))
 
-    def _next_t1_change_pixel(self, pixel: int) -> int:
-        """First global pixel after `pixel` at which T1 changes."""
-        chip = self.chip
-        frame_pixel = pixel % self._frame_pixels
-        line = (frame_pixel // self._htotal + POWER_ON_LINE) % self._vtotal
-        hpos = frame_pixel % self._htotal
-        line_start = pixel - hpos
-
-        def at(target_line: int, target_hpos: int) -> int:
-            lines_ahead = (target_line - line) % self._vtotal
-            return line_start + lines_ahead * self._htotal + target_hpos
-
-        if self._vblank(line, hpos):
-            # T1 stays high through VBLANK and the hblank that follows it
-            candidate = at(chip.vblank_end, chip.hblank_end)
-            if candidate <= pixel:
-                candidate += self._frame_pixels
-            return candidate
-        if self._hblank(hpos):
-            return line_start + chip.hblank_end
-        rise = chip.hblank_start - 1 if line == chip.vblank_start else chip.hblank_start
-        if hpos < rise:
-            return line_start + rise
-        next_line = (line + 1) % self._vtotal
-        rise = chip.hblank_start - 1 if next_line == chip.vblank_start else chip.hblank_start
-        return line_start + self._htotal + rise
+    def t1_edges(self) -> T1Edges:
+        return BeamT1Edges(self.t1, self.raster)
 
     # -- timer events (VBL, sound clock) -----------------------------------------------------------
-    def _vbl_cycle(self, frame: int) -> int:
-        # the first instruction-start cycle that sees the event: its pixel time // cycle time
-        return (self._vbl_offset + frame * self._frame_pixels) * self._pixel_as // self._cycle_as
-
-    def _tick_cycle(self, tick: int) -> int:
-        return (self._tick_offset + tick * self._htotal) * self._pixel_as // self._cycle_as
-
-    def _ticks_before(self, start: int) -> int:
-        """Number of hblank ticks whose event an instruction starting at `start` sees."""
-        limit = (start + 1) * self._cycle_as  # ticks firing strictly before this time
-        line_as = self._htotal * self._pixel_as
-        span = limit - self._tick_offset * self._pixel_as
-        return 0 if span <= 0 else -(-span // line_as)
-
     def _sync_events(self, start: int) -> None:
         """Apply every timer event an instruction starting at cycle `start` has seen.
 
@@ -371,12 +205,12 @@ class Vdc:
         read as 0): they are then run when a write to A0 or A7-AA needs them (`_sync_ticks`)."""
         if start < self._quiet_until:
             return
-        next_vbl = self._vbl_cycle(self._next_vbl_frame)
+        next_vbl = self.raster.vbl_cycle(self._next_vbl_frame)
         while next_vbl <= start:
             self.control_status |= STATUS_VBL
             self.irq_line = True
             self._next_vbl_frame += 1
-            next_vbl = self._vbl_cycle(self._next_vbl_frame)
+            next_vbl = self.raster.vbl_cycle(self._next_vbl_frame)
         if self.audio is None and not self.registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
             self._quiet_until = next_vbl
             return
@@ -387,10 +221,10 @@ class Vdc:
     def _sync_ticks(self, start: int) -> int:
         """Run the hblank ticks an instruction starting at `start` has seen; the first instruction
         start that sees the next one."""
-        next_tick = self._tick_cycle(self._ticks_done)
+        next_tick = self.raster.tick_cycle(self._ticks_done)
         if next_tick <= start:
-            self._run_ticks(self._ticks_before(start))
-            next_tick = self._tick_cycle(self._ticks_done)
+            self._run_ticks(self.raster.ticks_before(start))
+            next_tick = self.raster.tick_cycle(self._ticks_done)
         return next_tick
 
     def _run_ticks(self, target: int) -> None:
@@ -428,11 +262,11 @@ class Vdc:
         if cached is not None and cached[0] <= cycle < cached[1]:
             return cached[1]
         self._sync_events(cycle)
-        event = self._vbl_cycle(self._next_vbl_frame)
+        event = self.raster.vbl_cycle(self._next_vbl_frame)
         if self.registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
             if self._sound_irq_cycle is None:
                 tick = self._ticks_done + self.sound.ticks_to_24th_shift() - 1
-                self._sound_irq_cycle = self._tick_cycle(tick)
+                self._sound_irq_cycle = self.raster.tick_cycle(tick)
             event = min(event, self._sound_irq_cycle)
         event = max(event, cycle + 1)
         self._next_irq_cache = (cycle, event)
@@ -467,7 +301,7 @@ class Vdc:
         # have changed what the next one returns: never skipped, whatever the mask), and hstatus
         horizon = self.next_irq_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
         if mask & STATUS_HSTATUS:
-            hstatus = self._next_hstatus_change(pixel)
+            hstatus = self.raster.next_hstatus_change(pixel)
             horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
         if picture.objects_on and picture.overlap_positions().size:
             overlap = self._next_marked_pixel(pixel, picture.overlap_positions())
@@ -514,22 +348,11 @@ class Vdc:
                 return line0 + y * self._htotal + x
         return NEVER
 
-    def _next_hstatus_change(self, pixel: int) -> int:
-        """First global pixel after `pixel` at which A1 b0 (hstatus) may differ."""
-        chip = self.chip
-        line_start = pixel - pixel % self._frame_pixels % self._htotal
-        for line_offset in range(self._vtotal + 1):
-            base = line_start + line_offset * self._htotal
-            for hpos in sorted((chip.hstatus_start, chip.bgate_start, chip.hblank_start)):
-                if base + hpos > pixel:
-                    return base + hpos
-        return NEVER
-
     def next_t1_change(self, cycle: int) -> int:
         """A cycle > `cycle` not later than the first one at which t1() differs from t1(cycle)."""
         timing = self.timing
         # one cycle early: the local time of an access can be a hair later than cycle × T
-        change = timing.first_cycle_at_pixel(self._next_t1_change_pixel(self._beam_pixel(cycle))) - 1
+        change = timing.first_cycle_at_pixel(self.raster.next_t1_change_pixel(self._beam_pixel(cycle))) - 1
         return max(change, cycle + 1)
 
     # -- drawing bookkeeping (MAME screen_device::update_now / update_partial) ---------------------
@@ -611,14 +434,14 @@ class Vdc:
 
     def frame_end_cycle(self, frame: int) -> int:
         """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached."""
-        return self.timing.first_cycle_at_pixel((frame + 1) * self._frame_pixels)
+        return self.timing.frame_end_cycle(frame)
 
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
         start = cycle - MOVX_CYCLES
-        low, high, begun = self._slice_cache
+        low, high, begun = self.slices.cache
         if not low <= start < high:
-            begun = self._slice_start(start)
+            begun = self.slices.start(start)
         # the latest A1 read that ended by this instruction's start; the last read's own time (asked
         # by a bus listener after the read) depends on the read before it
         read = (
@@ -652,9 +475,7 @@ class Vdc:
 
     # -- bus --------------------------------------------------------------------------------------
     def _status_value(self, pixel: int) -> int:
-        line, hpos = self._position_of(pixel)
-        chip = self.chip
-        hstatus = chip.hstatus_start <= hpos < chip.bgate_start and self._y_beam(line, hpos) <= 242
+        hstatus = self.raster.hstatus(*self.raster.position_of(pixel))
         data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
         return data | (self.registers[CONTROL] & CONTROL_STROBE)
 
@@ -662,7 +483,7 @@ class Vdc:
         """A4/A5: the beam position, live while A0 b1 is set, else as latched when it was cleared."""
         strobe_live = self.registers[CONTROL] & CONTROL_STROBE
         if kind == "beam_y":
-            return (self._y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
+            return (self.raster.y_beam(*self.position(cycle)) if strobe_live else self.latched_y) & 0xFF
         return (self.position(cycle)[1] >> 1) if strobe_live else self.latched_x
 
     def read(self, address: int, cycle: int) -> int:
@@ -758,7 +579,7 @@ class Vdc:
             if self.registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
                 line, hpos = self.position(cycle)
                 self.latched_x = hpos >> 1
-                self.latched_y = self._y_beam(line, hpos) & 0xFF
+                self.latched_y = self.raster.y_beam(line, hpos) & 0xFF
         elif a in SHIFT_REGISTERS:
             self.sound.written = True
 
@@ -793,6 +614,18 @@ class Vdc:
             "renderer": self.renderer.state(),
         }
 
+    def state_problems(self, state: dict, frame: int) -> list[str]:
+        """Why `state` cannot be this chip at the end of console frame `frame` (its frame counters and
+        frame end must be next to it)."""
+        problems = []
+        for name in ("frames_completed", "next_vbl_frame"):
+            if abs(state[name] - frame) > 1:
+                problems.append(f"vdc.{name} = {state[name]} is not next to frame {frame}")
+        pixels = self._frame_pixels
+        if not frame * pixels <= state["frame_end"] <= (frame + 2) * pixels:
+            problems.append(f"vdc.frame_end = {state['frame_end']} is not at the end of frame {frame}")
+        return problems
+
     def load_state(self, state: dict) -> None:
         if state["region"] != self.region.name:
             raise ValueError(f"state is for {state['region']}, this VDC is {self.region.name}")
@@ -818,6 +651,5 @@ class Vdc:
         self._picture = None
         self._sound_irq_cycle = None
         self._next_irq_cache = None
-        self._slice_cache = (0, 0, 0)
-        self._frame_timers_window = (0, 0, 0)
+        self.slices.reset()
         self._quiet_until = 0

@@ -1,4 +1,6 @@
-"""The VDC picture: background, grid, characters, quads and sprites, with collision bits (console.md §5).
+"""The VDC picture: background, grid, characters, quads and sprites, with collision bits.
+
+The rules and their sources: docs/hardware.md, "Drawing" and "Collisions".
 
 A `Picture` is what one set of video registers draws over the whole visible 243 × 360 area, computed
 with numpy one object at a time (never one pixel at a time): the palette index of every pixel, the
@@ -17,8 +19,9 @@ i8244.cpp `screen_update`:
   pixel drawn keeps the cell.
 * collision: an opaque pixel of object M over accumulated sources C: if E&C then status |= M; if E&M
   then status |= C (E = A2). Grid pixels mark the map but do not test.
-* edge pass: a major pixel directly right of a grid pixel counts as touching it (see
-  EDGE_LEFT_OF_MAJOR for what MAME 0.251 does and newer MAME adds).
+* edge pass: newer MAME counts a major pixel directly right of a grid or sprite pixel, and an
+  unzoomed sprite pixel directly right of a grid pixel, as touching it; MAME 0.251 counts nothing
+  (EDGE_LEFT_OF_MAJOR, EDGE_LEFT_OF_SPRITE).
 """
 
 from __future__ import annotations
@@ -45,10 +48,12 @@ SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
-# touching it. MAME 0.251 (measured with fixtures/carts/video_objects.asm against its A2 reads): grid
-# left of major only. Newer MAME source also counts sprites left of major (0x3F) and grid left of an
-# unzoomed sprite (0x30); docs/accuracy.md.
-EDGE_LEFT_OF_MAJOR = 0x30
+# touching it. MAME 0.251: none (measured with fixtures/carts/video_edges.asm: characters, quads and
+# sprites at the pixel left or right of bars and dots never collide; the grid-left-of-major rule we
+# had before, which video_objects could not tell apart from none, reported collisions there). Newer
+# MAME source counts grid and sprites left of major (0x3F) and grid left of an unzoomed sprite
+# (0x30); docs/accuracy.md.
+EDGE_LEFT_OF_MAJOR = 0x00
 EDGE_LEFT_OF_SPRITE = 0x00
 
 GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
@@ -402,8 +407,8 @@ def draw_table(enable: int) -> np.ndarray:
 def edge_table(enable: int) -> np.ndarray:
     """Edge-pass A2 bits at a pixel by (left neighbour's source & EDGE_LEFT_OF_MAJOR) | (its own
     source & SOURCE_MAJOR). With EDGE_LEFT_OF_SPRITE = 0 (MAME 0.251) nothing else takes part."""
-    if EDGE_LEFT_OF_SPRITE:
-        raise NotImplementedError("the fast edge pass covers the MAME 0.251 rule (grid left of major) only")
+    if EDGE_LEFT_OF_SPRITE or EDGE_LEFT_OF_MAJOR & ~(SOURCE_VERTICAL_GRID | SOURCE_HORIZONTAL_GRID):
+        raise NotImplementedError("the fast edge pass covers grid-left-of-major rules only")
     table = np.zeros(256, dtype=np.uint8)
     for left in range(0, EDGE_LEFT_OF_MAJOR + 1, SOURCE_VERTICAL_GRID):
         for here in (0, SOURCE_MAJOR):

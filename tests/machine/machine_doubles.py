@@ -6,18 +6,25 @@ import bisect
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.timing import NTSC, Region, SampledT1Edges, T1Edges
 
 NEVER = 1 << 62
 
 
 class ScriptedVdc:
-    """The `Vdc` interface with scripted signals: /INT asserted at given cycles until A1 is read,
-    T1 high on a fixed period, A1 bit 0 ("hstatus") toggling every `hstatus_period` cycles (0: never),
-    a plain register file for everything else."""
+    """A `VideoChip` with scripted signals: /INT asserted at given cycles until A1 is read, T1 high on
+    a fixed period, A1 bit 0 ("hstatus") toggling every `hstatus_period` cycles (0: never), a plain
+    register file for everything else, and the frames of `region` in exact rational time."""
 
     def __init__(
-        self, irq_at: tuple[int, ...] = (), t1_period: int = 23, t1_high: int = 4, hstatus_period: int = 0
+        self,
+        irq_at: tuple[int, ...] = (),
+        t1_period: int = 23,
+        t1_high: int = 4,
+        hstatus_period: int = 0,
+        region: Region = NTSC,
     ) -> None:
+        self.frame_end_cycle = region.frame_end_cycle
         self.irq_at = sorted(irq_at)
         self.hstatus_period = hstatus_period
         self.t1_period = t1_period
@@ -52,6 +59,9 @@ class ScriptedVdc:
         phase = cycle % self.t1_period
         rise = self.t1_period - self.t1_high
         return cycle - phase + (rise if phase < rise else self.t1_period)
+
+    def t1_edges(self) -> T1Edges:
+        return SampledT1Edges(self.t1)
 
     def next_irq_event(self, cycle: int) -> int:
         index = bisect.bisect_right(self.irq_at, cycle)
@@ -104,6 +114,9 @@ class ScriptedVdc:
     def load_state(self, state: dict) -> None:
         self.registers[:] = state["registers"]
         self.acknowledged = state["acknowledged"]
+
+    def state_problems(self, state: dict, frame: int) -> list[str]:
+        return []
 
 
 INTERRUPT_VECTORS = """

@@ -1,4 +1,6 @@
-"""Console glue (console.md §3): MOVX decode by P1, external RAM, keyboard encoder, joysticks, LUM."""
+"""Console glue: MOVX decode by P1, external RAM, keyboard encoder, joysticks, LUM.
+
+The facts: docs/hardware.md, "Glue logic"."""
 
 from __future__ import annotations
 

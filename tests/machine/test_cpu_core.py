@@ -8,7 +8,7 @@ import pytest
 from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, bios_with, console_asm, console_with
 
 from hilbridge.machine.bios import UnknownBiosWarning
-from hilbridge.machine.console import SampledT1Edges
+from hilbridge.machine.timing import SampledT1Edges
 from hilbridge.mcs48 import INSTRUCTIONS, UNDEFINED_OPCODES
 
 

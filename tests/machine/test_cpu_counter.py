@@ -12,12 +12,12 @@ from machine_doubles import PeriodicT1Edges, ScriptedVdc
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
-from hilbridge.machine.console import BeamT1Edges, Console, SampledT1Edges
-from hilbridge.machine.timing import REGIONS
+from hilbridge.machine.console import Console
+from hilbridge.machine.timing import REGIONS, BeamT1Edges, SampledT1Edges
 from hilbridge.machine.vdc import Vdc
 
 VDCS = {name: Vdc(REGIONS[name], draw=False) for name in ("ntsc", "pal")}
-BEAM = {name: BeamT1Edges(vdc) for name, vdc in VDCS.items()}
+BEAM = {name: BeamT1Edges(vdc.t1, vdc.raster) for name, vdc in VDCS.items()}
 SAMPLED = {name: SampledT1Edges(vdc.t1) for name, vdc in VDCS.items()}
 
 

@@ -1,4 +1,6 @@
-"""The VDC sound shift register, its clocks, the sound interrupt and the audio level (§5.4)."""
+"""The VDC sound shift register, its clocks, the sound interrupt and the audio level.
+
+The facts: docs/hardware.md, "Sound"."""
 
 from __future__ import annotations
 
@@ -63,7 +65,8 @@ def test_sound_interrupt_needs_a0_b2() -> None:
 
 
 def test_rewriting_the_register_every_frame_starves_the_interrupt() -> None:
-    # console.md §2.3 [exp]: with the slow clock, rewriting A7-A9 every frame: no sound interrupt
+    # measured on MAME 0.251 (docs/hardware.md, "Sound"): with the slow clock, rewriting A7-A9
+    # every frame: no sound interrupt
     vdc = Vdc(NTSC)
     vdc.write(0xA0, 0x04, 10)
     frame = int(NTSC.cycles_per_frame)

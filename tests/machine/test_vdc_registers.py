@@ -1,4 +1,6 @@
-"""VDC register behaviour: masks, mirrors, lock-outs and read-back values (console.md §4)."""
+"""VDC register behaviour: masks, mirrors, lock-outs and read-back values.
+
+The facts: docs/hardware.md, "VDC registers"."""
 
 from __future__ import annotations
 

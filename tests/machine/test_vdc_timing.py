@@ -1,4 +1,4 @@
-"""VDC timing: VBL, T1, hstatus, beam registers and the interrupt line (console.md §6, §9)."""
+"""VDC timing: VBL, T1, hstatus, beam registers and the interrupt line (docs/hardware.md, "Beam timing")."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hilbridge.machine.console import SampledT1Edges
-from hilbridge.machine.timing import NTSC, PAL
-from hilbridge.machine.vdc import BeamTiming, Vdc
+from hilbridge.machine.timing import NTSC, PAL, BeamTiming, SampledT1Edges
+from hilbridge.machine.vdc import Vdc
 
 REGIONS = [NTSC, PAL]
 
@@ -32,7 +31,7 @@ def test_mame_cycle_length_is_rounded_up_clock() -> None:
 def test_power_on_beam_and_frame_ends_match_mame_traces(region) -> None:
     vdc = Vdc(region)
     assert vdc.position(0) == (243, 0)
-    # MAME trace frame_done stamps (mame-oracle.md §7): the frame ends within these cycles
+    # MAME trace frame_done stamps (docs/oracle.md): the frame ends within these cycles
     stamps = {"ntsc": (5983, 11966, 17950), "pal": (7929, 15859, 23788)}[region.name]
     for stamp in stamps:
         before, after = vdc.position(stamp - 1), vdc.position(stamp + 1)
@@ -67,7 +66,8 @@ def test_irq_is_a_level_held_until_a1_is_read(region) -> None:
 def test_t1_counts_one_falling_edge_per_active_line(region) -> None:
     vdc = Vdc(region)
     frame = int(region.cycles_per_frame)
-    # console.md §2.3 [exp]: STRT CNT counts 242 edges per frame on NTSC and 243 on PAL
+    # measured on MAME 0.251 (docs/hardware.md, "T1 and the event counter"): STRT CNT counts 242
+    # edges per frame on NTSC and 243 on PAL
     expected = {"ntsc": 242, "pal": 243}[region.name]
     for k in range(2, 5):
         start = cycle_at(vdc, k, 100, 0)
@@ -178,7 +178,7 @@ def slice_start_directly(vdc: Vdc, start: int) -> int:
     limit = (start + 1) * cycle_as
     fired = [
         (first + (limit - 1 - first) // period * period) // cycle_as
-        for first, period in vdc._slice_timers
+        for first, period in vdc.slices.timers
         if limit > first
     ]
     return max(fired, default=0)
@@ -196,10 +196,10 @@ def test_cached_slice_start_equals_the_direct_computation(
     """Jumps anywhere (forwards and backwards) and short forward walks, as accesses make them."""
     vdc = Vdc(region)
     for start in starts:
-        assert vdc._slice_start(start) == slice_start_directly(vdc, start)
+        assert vdc.slices.start(start) == slice_start_directly(vdc, start)
         for step in steps:
             start += step
-            assert vdc._slice_start(start) == slice_start_directly(vdc, start)
+            assert vdc.slices.start(start) == slice_start_directly(vdc, start)
 
 
 @settings(max_examples=30, deadline=None)
@@ -240,4 +240,4 @@ def test_a1_read_slice_start_gives_way_to_a_later_timer(region) -> None:
     # after the line's hblank sound tick (hpos 366) the timer's slice counts again
     later = cycle_at(vdc, 3, 100, 420)
     assert vdc._access_time(later) != later * timing.cycle_as + (later - read_at) * timing.slice_cycle_as
-    assert vdc._slice_start(later - 2) > read_at
+    assert vdc.slices.start(later - 2) > read_at

@@ -1,4 +1,4 @@
-"""Drawing rules of the VDC picture (console.md §5.1-5.2), checked on whole frames from `Vdc`."""
+"""Drawing rules of the VDC picture (docs/hardware.md, "Drawing"), checked on whole frames from `Vdc`."""
 
 from __future__ import annotations
 
