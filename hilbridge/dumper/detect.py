@@ -1,6 +1,7 @@
 """Mapper auto-detection: which cartridge type is in the slot, how big it is, and how to read it.
 
-Three probes, each explained to the user (adapter.md §4, console.md §7):
+Three probes, each explained to the user (docs/hardware.md, "Cartridge types" and "The bus
+engines and their timing"):
 1. latch probe: MOVX writes with A7 = 1 and P14 = 0 that change what 0400h reads are the
    Videopac+ bank latch (`o2_rally`); the latch values after which the banks repeat give the size
    (8 KB: every 4 banks; 12 KB: banks 0-1 again as 2-3, as MAME's list lays it out; 16 KB);

@@ -44,7 +44,7 @@ class Access:
 
     @property
     def target(self) -> str:
-        """Who the access selects, from P1 (console.md §3.2): VDC, external RAM, or other."""
+        """Who the access selects, from P1 (docs/hardware.md, "Glue logic"): VDC, external RAM, or other."""
         if not self.p1 & 0x08:
             return "VDC"
         if not self.p1 & 0x50 and self.addr < 0x80:

@@ -1,6 +1,7 @@
 """Bus capture for the simulated adapter: the reference emulator runs the cartridge and reports what a
-real adapter would see on the slot (adapter.md §3): cartridge fetches, MOVX reads and writes, P1 changes,
-plus RESET_DETECTED (fetch of 0400h) and FRAME_SYNC (fetch of the VSYNC hook 0406h) events.
+real adapter would see on the slot (docs/hardware.md, "The bus engines and their timing"): cartridge
+fetches, MOVX reads and writes, P1 changes, plus RESET_DETECTED (fetch of 0400h) and FRAME_SYNC (fetch
+of the VSYNC hook 0406h) events.
 
 The console is a copy of the cartridge, so capturing never disturbs the slot the dumper reads. The
 simulated console pauses while the host is behind (a real one cannot, so the firmware counts drops).

@@ -1,4 +1,7 @@
-"""Cartridge mappers (console.md §7): bank selection, A10 decoding, latches, data ROM, bad images."""
+"""Cartridge mappers (docs/hardware.md, "Cartridge types").
+
+Bank selection, A10 decoding, latches, data ROM, bad images.
+"""
 
 from __future__ import annotations
 

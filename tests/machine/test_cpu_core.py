@@ -1,4 +1,4 @@
-"""8048 core: the quirks of console.md §2 and MAME 0.251's timing, each checked by running code."""
+"""8048 core: the quirks in docs/hardware.md "The 8048" and MAME 0.251's timing, checked by running code."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def test_sample_trace_fields():
 
 
 def test_target_follows_p1_decoding():
-    # console.md 3.2: P13 = 0 selects the VDC; RAM needs P14 = 0, P16 = 0 and A7 = 0
+    # docs/hardware.md, "Glue logic": P13 = 0 selects the VDC; RAM needs P14 = 0, P16 = 0 and A7 = 0
     assert Access("W", 0, 0xB4, 0x90, 0).target == "VDC"
     assert Access("W", 0, 0xAC, 0x7F, 0).target == "RAM"
     assert Access("W", 0, 0xAC, 0x80, 0).target == "EXT"

@@ -9,8 +9,8 @@ Where d48 differs on purpose or by quirk, the test normalises, each case documen
 3. Spelling: d48 writes lower-case hex such as ``5ah``/``0ffh`` (``0`` for zero) and names every target
    ``Xhhhh``; both sides are compared as integers.
 4. A conditional jump whose opcode is at xFFh: d48 takes the target page from the opcode; the 8048
-   takes it from the operand byte (next page; console.md §2.2, seen in MAME 0.251). d48's target is
-   expected to be ours minus 100h.
+   takes it from the operand byte (next page; docs/hardware.md "The 8048", seen in MAME 0.251).
+   d48's target is expected to be ours minus 100h.
 5. d48 takes some bytes of a binary for unused fill and leaves them out (runs of 00, an FFh after a
    JMP); an address d48 leaves out must hold 00 or FFh, one-byte instructions for us.
 6. SEL MB: both take A11 of the first JMP/CALL after a SEL MBx in the same 2 KB half from it. We
