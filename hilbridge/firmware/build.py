@@ -101,7 +101,8 @@ def cached_build(target: str, cache: Path, directory: Path | None = None) -> Pat
     """The build directory of `make -C firmware TARGET` for the current sources, built once per
     source hash under `cache` and reused afterwards. Built in a fresh temporary directory and moved
     into place with one rename, so processes building at once (pytest-xdist workers) never see a half
-    build: the first rename wins, a later one finds the place taken and drops its own copy."""
+    build: the first rename wins, a later one finds the place taken and drops its own copy. The
+    commit id in FIRMWARE_INFO is the one of the first build of these sources."""
     directory = directory or firmware_dir()
     final = cache / f"{target}-{source_hash(directory)[:20]}"
     if final.is_dir():
