@@ -3,22 +3,26 @@
 // CDC link served on TCP, PIO state machines stepped in lock-step with the CPU, and (optionally) the
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
-//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0]
+//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
 //                    [--boot-check CYCLES]
 //
-// It prints one JSON object per line on stdout: {"event": "listening", "url": ...} first, then
-// "booted" (the CPU reached the application's reset handler), "usb-connected", and with
+// --link uart serves the firmware's UART fallback (UART0) on the TCP port instead of USB CDC; USB
+// still enumerates. It prints one JSON object per line on stdout: {"event": "listening", "url": ...}
+// first, then "booted" (the CPU reached the application's reset handler), "usb-connected", with
+// --link uart "uart-pins" (the function of the UART's GPIOs) when a client first sends, and with
 // --boot-check a final {"event": "boot-check", "booted": true|false} before it exits.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConsoleLogger, LogLevel, RP2040 } from 'rp2040js';
 import { prepareBoot } from './lib/boot.mjs';
 import { flashFromUf2 } from './lib/uf2.mjs';
+import { UartBridge } from './lib/uart_bridge.mjs';
 import { UsbBridge } from './lib/usb_bridge.mjs';
 
 const CYCLE_NANOS = 8; // 125 MHz
 const SLICE = 20000; // instructions between looks at the sockets
+const DELIVER_EVERY = 256; // instructions between top-ups of the link's receive side (the UART FIFO is 32 bytes)
 const APP_START = 0x10000100;
 const APP_END = 0x10200000;
 
@@ -27,6 +31,7 @@ const { values: options } = parseArgs({
     uf2: { type: 'string' },
     bootrom: { type: 'string' },
     port: { type: 'string', default: '0' },
+    link: { type: 'string', default: 'usb' },
     'cart-table': { type: 'string' },
     console: { type: 'string' },
     'console-slowdown': { type: 'string', default: '1' },
@@ -47,6 +52,7 @@ function fail(message) {
 }
 
 if (!options.uf2 || !options.bootrom) fail('--uf2 and --bootrom are required');
+if (!['usb', 'uart'].includes(options.link)) fail('--link is usb or uart');
 const mcu = new RP2040();
 mcu.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
 prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2))));
@@ -60,7 +66,8 @@ if (options['cart-table'] || options.console) {
   plugins = await attachBus(mcu, options, events);
 }
 
-const bridge = new UsbBridge(mcu, events);
+const usb = new UsbBridge(mcu, events);
+const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
 const { clock, core } = mcu;
 let booted = false;
 let cycles = 0;
@@ -96,6 +103,7 @@ function runSlice() {
       cycles += step / CYCLE_NANOS;
       continue;
     }
+    if (i % DELIVER_EVERY === 0) bridge.deliver();
     const spent = core.executeInstruction();
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);

@@ -74,8 +74,8 @@ BUILD_INPUTS = (
     "hilbridge/machine/cartridge.py",
     "hilbridge/machine/cartridge_types.tsv",
 )
-# Never inputs: build output, the harness's installed packages, bytecode.
-IGNORED_PARTS = frozenset({"build", "node_modules", "__pycache__"})
+# Never inputs: build output, the test harness (rp2040js and its packages), bytecode.
+IGNORED_PARTS = frozenset({"build", "harness", "node_modules", "__pycache__"})
 
 
 def source_hash(directory: Path | None = None) -> str:
