@@ -5,8 +5,10 @@
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
-//                    [--boot-check CYCLES]
+//                    [--boot-check CYCLES] [--pc-profile FILE]
 //
+// --pc-profile writes, at exit, the CPU cycles spent at each PC while the console was playing, as JSON
+// pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
 // --link uart serves the firmware's UART fallback (UART0) on the TCP port instead of USB CDC; USB
 // still enumerates. It prints one JSON object per line on stdout: {"event": "listening", "url": ...}
 // first, then "booted" (the CPU reached the application's reset handler), "usb-connected", with
@@ -36,6 +38,7 @@ const { values: options } = parseArgs({
     console: { type: 'string' },
     'console-slowdown': { type: 'string', default: '1' },
     'boot-check': { type: 'string' },
+    'pc-profile': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -93,18 +96,23 @@ function stepPio(count) {
   }
 }
 
+const pcCycles = new Map();
 function runSlice() {
   bridge.deliver();
+  const profiling = options['pc-profile'] && plugins.some((p) => p.busy);
   for (let i = 0; i < SLICE; i++) {
     if (core.waiting) {
       const nanos = clock.nanosToNextAlarm;
       const step = nanos > 0 && nanos < 1e6 ? nanos : 1000;
       clock.tick(step);
       cycles += step / CYCLE_NANOS;
+      if (profiling) pcCycles.set(-1, (pcCycles.get(-1) || 0) + step / CYCLE_NANOS); // asleep (WFI)
       continue;
     }
     if (i % DELIVER_EVERY === 0) bridge.deliver();
+    const pc = profiling ? core.PC : 0;
     const spent = core.executeInstruction();
+    if (profiling) pcCycles.set(pc, (pcCycles.get(pc) || 0) + spent);
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);
     stepPio(spent);
@@ -145,5 +153,8 @@ function loop() {
   if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => {
+  if (options['pc-profile']) fs.writeFileSync(options['pc-profile'], JSON.stringify([...pcCycles]));
+  process.exit(0);
+});
 loop();
