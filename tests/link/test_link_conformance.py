@@ -82,7 +82,7 @@ def adapter(request, tmp_path_factory):
         elif request.param in ("firmware", "firmware-uart"):
             folder = tmp_path_factory.mktemp("firmware")
             trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
-            console = ("--console", str(trace), "--console-slowdown", "8")
+            console = ("--console", str(trace), "--console-slowdown", "4")
             link = ("--link", "uart" if request.param == "firmware-uart" else "usb")
             url = served.enter_context(
                 served_firmware("--cart-table", str(demo_cart_table()), *console, *link)
