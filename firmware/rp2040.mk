@@ -1,11 +1,10 @@
 # The RP2040 image: platform (src/platform), protocol core and cartridge logic (core.mk), bus engines
-# (src/bus, bus.mk), our boot2 sealed with its CRC, linked by link.ld, written as UF2 by hilbridge.firmware.
-# Needs arm-none-eabi-gcc (Debian: gcc-arm-none-eabi) and python3 with this checkout importable.
+# (src/bus, with headers generated from the pin map, the PIO programs and the bus timing), our boot2
+# sealed with its CRC, linked by link.ld, written as UF2 by hilbridge.firmware.
+# Needs arm-none-eabi-gcc (Debian: gcc-arm-none-eabi) and python3 with this checkout importable;
+# tools/gen_pio.py needs adafruit_pioasm (pip install --no-deps adafruit-circuitpython-pioasm).
 ifndef CORE_SOURCES
 include $(dir $(lastword $(MAKEFILE_LIST)))core.mk
-endif
-ifndef BUS_GENERATED
-include $(FIRMWARE_DIR)/bus.mk
 endif
 
 CROSS ?= arm-none-eabi-
@@ -25,7 +24,10 @@ ARM_LDFLAGS := $(ARCH) -nostdlib -Wl,--gc-sections -Wl,-Map=$(ARM_TARGET).map
 
 ARM_SOURCES := $(wildcard $(FIRMWARE_DIR)/src/platform/*.c $(FIRMWARE_DIR)/src/bus/*.c) $(CORE_SOURCES)
 ARM_OBJECTS := $(addprefix $(ARM_DIR)/,$(notdir $(ARM_SOURCES:.c=.o))) $(ARM_DIR)/boot2_sealed.o
-ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_FILES) $(ARM_EXTRA_GENERATED)
+TOOLS := $(FIRMWARE_DIR)/tools
+PINS := $(FIRMWARE_DIR)/board/pins.tsv
+BUS_GENERATED := $(GEN_DIR)/pins_gen.h $(GEN_DIR)/pio_gen.h $(GEN_DIR)/bus_timing_gen.h
+ARM_GENERATED := $(GEN_DIR)/usb_descriptors.h $(GEN_DIR)/firmware_build.h $(GEN_FILES) $(BUS_GENERATED)
 vpath %.c $(sort $(dir $(ARM_SOURCES)))
 
 .PHONY: rp2040
@@ -49,21 +51,33 @@ $(ARM_DIR)/boot2.elf: $(FIRMWARE_DIR)/boot2/boot2.S $(FIRMWARE_DIR)/boot2/boot2.
 $(ARM_DIR)/boot2.bin: $(ARM_DIR)/boot2.elf
 	$(ARM_OBJCOPY) -O binary $< $@
 
-$(GEN_DIR)/boot2_sealed.S: $(ARM_DIR)/boot2.bin $(PROJECT_ROOT)/hilbridge/firmware/uf2.py
-	@mkdir -p $(dir $@)
+$(GEN_DIR)/boot2_sealed.S: $(ARM_DIR)/boot2.bin $(PROJECT_ROOT)/hilbridge/firmware/uf2.py | $(GEN_DIR)
 	$(HOST_PY) -m hilbridge.firmware.boot2 $< $@
 
 $(ARM_DIR)/boot2_sealed.o: $(GEN_DIR)/boot2_sealed.S
 	$(ARM_CC) $(ARM_ASFLAGS) -c -o $@ $<
 
+# Generated headers: each written by one generator from its table.
+$(GEN_DIR):
+	@mkdir -p $@
+
 $(GEN_DIR)/usb_descriptors.h: $(FIRMWARE_DIR)/usb/descriptors.json \
-		$(PROJECT_ROOT)/hilbridge/firmware/usb_descriptors.py $(PROJECT_ROOT)/hilbridge/link/usb.py
-	@mkdir -p $(dir $@)
+		$(PROJECT_ROOT)/hilbridge/firmware/usb_descriptors.py $(PROJECT_ROOT)/hilbridge/link/usb.py | $(GEN_DIR)
 	$(HOST_PY) -m hilbridge.firmware.usb_descriptors $< $@
 
-$(GEN_DIR)/firmware_build.h: $(PROJECT_ROOT)/hilbridge/__init__.py $(PROJECT_ROOT)/hilbridge/firmware/version.py
-	@mkdir -p $(dir $@)
+$(GEN_DIR)/firmware_build.h: $(PROJECT_ROOT)/hilbridge/__init__.py $(PROJECT_ROOT)/hilbridge/firmware/version.py \
+		| $(GEN_DIR)
 	$(HOST_PY) -m hilbridge.firmware.version $@
+
+$(GEN_DIR)/pins_gen.h: $(PINS) $(TOOLS)/gen_pins.py | $(GEN_DIR)
+	$(PYTHON) $(TOOLS)/gen_pins.py header $@
+
+$(GEN_DIR)/pio_gen.h: $(wildcard $(FIRMWARE_DIR)/pio/*.pio) $(FIRMWARE_DIR)/pio/engines.tsv $(PINS) \
+		$(TOOLS)/gen_pio.py $(TOOLS)/gen_pins.py | $(GEN_DIR)
+	$(PYTHON) $(TOOLS)/gen_pio.py $@
+
+$(GEN_DIR)/bus_timing_gen.h: $(FIRMWARE_DIR)/board/bus_timing.tsv $(TOOLS)/gen_timing.py | $(GEN_DIR)
+	$(PYTHON) $(TOOLS)/gen_timing.py $@
 
 $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 	@mkdir -p $(dir $@)

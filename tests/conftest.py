@@ -62,25 +62,35 @@ def served_simulator(*arguments: str) -> Iterator[str]:
         process.stdout.close()
 
 
-FIRMWARE_HOST_BUILD = PROJECT_ROOT / "firmware" / "build" / "host"
-_firmware_build: dict[str, str] = {}
+def firmware_cache() -> Path:
+    """Where firmware builds are kept between test runs, one directory per source hash."""
+    from hilbridge.firmware.bootrom import default_cache
+
+    return default_cache() / "firmware-build"
+
+
+_firmware_build: dict[str, Path | str] = {}
 
 
 def firmware_host_build() -> Path:
-    """`make -C firmware host` (once per session): the host programs of the firmware's protocol core.
-    A failing build skips locally but fails in CI, as a missing tool does."""
+    """`make -C firmware host` (once per source hash, shared by every test process): the host programs
+    of the firmware's protocol core. A failing build skips locally but fails in CI, as a missing tool
+    does."""
+    from hilbridge.errors import HilbridgeError
+    from hilbridge.firmware.build import cached_build
+
     require_tool("gcc")
-    if "error" not in _firmware_build and "done" not in _firmware_build:
-        result = subprocess.run(
-            ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
-        )
-        _firmware_build["done" if result.returncode == 0 else "error"] = result.stdout + result.stderr
+    if not _firmware_build:
+        try:
+            _firmware_build["done"] = cached_build("host", firmware_cache()) / "host"
+        except HilbridgeError as error:
+            _firmware_build["error"] = str(error)
     if "error" in _firmware_build:
-        message = "make -C firmware host failed:\n" + _firmware_build["error"][-2000:]
+        message = str(_firmware_build["error"])[-2000:]
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)
-    return FIRMWARE_HOST_BUILD
+    return Path(_firmware_build["done"])
 
 
 def write_bus_trace(image: bytes, mapper: str, path: Path, frames: int = 8) -> Path:

@@ -1,4 +1,4 @@
-"""Firmware in the loop for tests: build the firmware into a temporary directory, fetch the RP2040 boot
+"""Firmware in the loop for tests: build the firmware into the firmware build cache, fetch the RP2040 boot
 ROM into the user cache, and run `firmware/harness/harness.mjs` (rp2040js) around them.
 
 Plain functions, not fixtures, so the link conformance suite can add the emulated firmware as one more
@@ -11,17 +11,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
 import select
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import IN_CI, PROJECT_ROOT, require_tool
+from conftest import IN_CI, PROJECT_ROOT, firmware_cache, require_tool
 
 FIRMWARE = PROJECT_ROOT / "firmware"
 HARNESS = FIRMWARE / "harness" / "harness.mjs"
@@ -47,21 +45,16 @@ def require_harness() -> str:
 
 
 @functools.cache
-def _build(build_dir: str) -> Path:
-    result = subprocess.run(
-        ["make", "-C", str(FIRMWARE), "rp2040", f"BUILD_DIR={build_dir}", f"PYTHON={sys.executable}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return Path(build_dir) / "hilbridge-adapter.uf2"
+def _build() -> Path:
+    from hilbridge.firmware.build import TARGET_NAME, cached_build
+
+    return cached_build("rp2040", firmware_cache()) / f"{TARGET_NAME}.uf2"
 
 
 def built_uf2() -> Path:
-    """The UF2 built from this checkout (once per test process, outside the source tree)."""
+    """The UF2 built from this checkout, once per source hash into the firmware build cache."""
     require_tool("arm-none-eabi-gcc")
-    return _build(str(Path(tempfile.gettempdir()) / f"hilbridge-fw-test-{os.getpid()}"))
+    return _build()
 
 
 def bootrom() -> Path:

@@ -3,22 +3,28 @@
 // CDC link served on TCP, PIO state machines stepped in lock-step with the CPU, and (optionally) the
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
-//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0]
+//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
-//                    [--boot-check CYCLES]
+//                    [--boot-check CYCLES] [--pc-profile FILE]
 //
-// It prints one JSON object per line on stdout: {"event": "listening", "url": ...} first, then
-// "booted" (the CPU reached the application's reset handler), "usb-connected", and with
+// --pc-profile writes, at exit, the CPU cycles spent at each PC while the console was playing, as JSON
+// pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
+// --link uart serves the firmware's UART fallback (UART0) on the TCP port instead of USB CDC; USB
+// still enumerates. It prints one JSON object per line on stdout: {"event": "listening", "url": ...}
+// first, then "booted" (the CPU reached the application's reset handler), "usb-connected", with
+// --link uart "uart-pins" (the function of the UART's GPIOs) when a client first sends, and with
 // --boot-check a final {"event": "boot-check", "booted": true|false} before it exits.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConsoleLogger, LogLevel, RP2040 } from 'rp2040js';
 import { prepareBoot } from './lib/boot.mjs';
 import { flashFromUf2 } from './lib/uf2.mjs';
+import { UartBridge } from './lib/uart_bridge.mjs';
 import { UsbBridge } from './lib/usb_bridge.mjs';
 
 const CYCLE_NANOS = 8; // 125 MHz
 const SLICE = 20000; // instructions between looks at the sockets
+const DELIVER_EVERY = 256; // instructions between top-ups of the link's receive side (the UART FIFO is 32 bytes)
 const APP_START = 0x10000100;
 const APP_END = 0x10200000;
 
@@ -27,10 +33,12 @@ const { values: options } = parseArgs({
     uf2: { type: 'string' },
     bootrom: { type: 'string' },
     port: { type: 'string', default: '0' },
+    link: { type: 'string', default: 'usb' },
     'cart-table': { type: 'string' },
     console: { type: 'string' },
     'console-slowdown': { type: 'string', default: '1' },
     'boot-check': { type: 'string' },
+    'pc-profile': { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -47,6 +55,7 @@ function fail(message) {
 }
 
 if (!options.uf2 || !options.bootrom) fail('--uf2 and --bootrom are required');
+if (!['usb', 'uart'].includes(options.link)) fail('--link is usb or uart');
 const mcu = new RP2040();
 mcu.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
 prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2))));
@@ -60,7 +69,8 @@ if (options['cart-table'] || options.console) {
   plugins = await attachBus(mcu, options, events);
 }
 
-const bridge = new UsbBridge(mcu, events);
+const usb = new UsbBridge(mcu, events);
+const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
 const { clock, core } = mcu;
 let booted = false;
 let cycles = 0;
@@ -86,17 +96,23 @@ function stepPio(count) {
   }
 }
 
+const pcCycles = new Map();
 function runSlice() {
   bridge.deliver();
+  const profiling = options['pc-profile'] && plugins.some((p) => p.busy);
   for (let i = 0; i < SLICE; i++) {
     if (core.waiting) {
       const nanos = clock.nanosToNextAlarm;
       const step = nanos > 0 && nanos < 1e6 ? nanos : 1000;
       clock.tick(step);
       cycles += step / CYCLE_NANOS;
+      if (profiling) pcCycles.set(-1, (pcCycles.get(-1) || 0) + step / CYCLE_NANOS); // asleep (WFI)
       continue;
     }
+    if (i % DELIVER_EVERY === 0) bridge.deliver();
+    const pc = profiling ? core.PC : 0;
     const spent = core.executeInstruction();
+    if (profiling) pcCycles.set(pc, (pcCycles.get(pc) || 0) + spent);
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);
     stepPio(spent);
@@ -137,5 +153,8 @@ function loop() {
   if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => {
+  if (options['pc-profile']) fs.writeFileSync(options['pc-profile'], JSON.stringify([...pcCycles]));
+  process.exit(0);
+});
 loop();

@@ -139,7 +139,7 @@ def test_build_writes_a_valid_uf2_whose_boot2_and_vectors_are_in_place(tmp_path)
 
     require_tool("arm-none-eabi-gcc")
     pytest.importorskip("adafruit_pioasm")
-    result = run("build", "--build-dir", str(tmp_path / "out"))
+    result = run("build", "--jobs", "2", "--build-dir", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
     uf2 = tmp_path / "out" / "hilbridge-adapter.uf2"
     assert f"{uf2}  " in result.output

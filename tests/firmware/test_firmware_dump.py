@@ -17,15 +17,7 @@ CARTRIDGES = [
     ("o2_rom", 4096),
     ("o2_rom", 8192),
     ("o2_4in1", 4096),
-    pytest.param(
-        "o2_rally",
-        16384,
-        marks=pytest.mark.xfail(
-            reason="since fw-pio's three-word dump (368931b) the latch banks read back wrong in rp2040js "
-            "and the dumper detects o2_ktaa 3 KB; it passed with the two-word dump (harness or engine?)",
-            strict=False,
-        ),
-    ),
+    ("o2_rally", 16384),
     ("o2_ktaa", 12288),
 ]
 

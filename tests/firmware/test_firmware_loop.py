@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from firmware_loop import EMULATED_LINK, FLASH_SERIAL, boot_check, built_uf2, served_firmware
+from firmware_loop import (
+    EMULATED_LINK,
+    FLASH_SERIAL,
+    boot_check,
+    built_uf2,
+    running_firmware,
+    served_firmware,
+)
 
 from hilbridge import __version__
 from hilbridge.firmware.uf2 import read_uf2, write_uf2
@@ -38,3 +45,12 @@ def test_hello_is_answered_over_emulated_usb_cdc():
         assert adapter.info.serial == FLASH_SERIAL
         assert adapter.firmware_info().startswith(f"hilbridge adapter firmware {__version__}")
         assert adapter.status()["frames_bad"] == 0
+
+
+def test_hello_is_answered_over_the_uart_fallback_on_its_pins():
+    with running_firmware("--link", "uart") as firmware:
+        with Adapter(SerialTransport(firmware.url), **EMULATED_LINK) as adapter:
+            assert adapter.info.protocol == PROTOCOL_VERSION and adapter.info.serial == FLASH_SERIAL
+            assert adapter.status()["frames_bad"] == 0
+        pins = firmware.wait_event("uart-pins", timeout=10)
+    assert pins == {"event": "uart-pins", "tx": 2, "rx": 2, "uart": True}  # function 2: UART0

@@ -8,17 +8,18 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 import zlib
 
 import pytest
 from conftest import PROJECT_ROOT, firmware_host_build, require_tool, write_bus_trace
+from fuzz_frames import fuzz_frames
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hilbridge.link.protocol import (
     CAPTURE_RECORD,
     ERROR_CODES,
-    HOST_FRAME_TYPES,
     MESSAGES,
     PROTOCOL_VERSION,
     Frame,
@@ -315,44 +316,10 @@ def test_capture_carries_the_reference_emulators_bus_activity(tmp_path, mapper, 
 
 
 # -- fuzz -----------------------------------------------------------------------------------------
-def _fuzz_frames(rng: random.Random, count: int) -> tuple[bytes, list[str | None]]:
-    """`count` bad frames and what each must be answered with: None (dropped), an error name, or
-    "any" (a well-formed request with random field values: a reply or an ERROR)."""
-    commands = [m for m in MESSAGES.values() if m.kind == "command"]
-    unknown = [t for t in range(256) if t not in HOST_FRAME_TYPES]
-    pieces, expected = [], []
-    for index in range(count):
-        seq = index % 256
-        kind = rng.randrange(5)
-        if kind == 0:  # garbage
-            pieces.append(bytes(rng.randrange(1, 256) for _ in range(rng.randrange(1, 60))) + b"\x00")
-            expected.append(None)
-        elif kind == 1:  # truncated
-            frame = encode_frame(rng.choice(commands).id, seq, rng.randbytes(rng.randrange(0, 40)))
-            pieces.append(frame[: rng.randrange(1, len(frame) - 1)] + b"\x00")
-            expected.append(None)
-        elif kind == 2:  # CRC-valid, no such message
-            pieces.append(encode_frame(rng.choice(unknown), seq, rng.randbytes(rng.randrange(0, 20))))
-            expected.append("UNKNOWN_MESSAGE")
-        elif kind == 3:  # CRC-valid, wrong payload length
-            message = rng.choice([m for m in commands if m.request_layout.tail is None])
-            size = message.request_layout.struct.size
-            wrong = rng.choice([n for n in range(size + 4) if n != size])
-            pieces.append(encode_frame(message.id, seq, rng.randbytes(wrong)))
-            expected.append("BAD_REQUEST")
-        else:  # CRC-valid, random field values
-            message = rng.choice(commands)
-            size = message.request_layout.struct.size
-            tail = rng.randbytes(rng.randrange(0, 30)) if message.request_layout.tail else b""
-            pieces.append(encode_frame(message.id, seq, rng.randbytes(size) + tail))
-            expected.append("any")
-    return b"".join(pieces), expected
-
-
 @pytest.mark.slow
 def test_fuzzed_frames_get_only_error_replies_and_the_next_hello_is_answered(demo_file):
     rng = random.Random(10)
-    data, expected = _fuzz_frames(rng, 10_000)
+    data, expected = fuzz_frames(rng, 10_000)
     data += wire("HELLO", 77, host_protocol=PROTOCOL_VERSION)
     program = firmware_host_build() / "hilbridge-fw-host-asan"
     result = subprocess.run(
@@ -376,11 +343,11 @@ def test_fuzzed_frames_get_only_error_replies_and_the_next_hello_is_answered(dem
 
 
 @pytest.mark.slow
-def test_core_builds_for_the_rp2040_without_a_c_library():
+def test_core_builds_for_the_rp2040_without_a_c_library(tmp_path):
     require_tool("arm-none-eabi-gcc")
-    firmware_host_build()  # generates protocol_gen.*
+    command = ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "freestanding-check"]
     result = subprocess.run(
-        ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "freestanding-check"],
+        [*command, f"BUILD_DIR={tmp_path}", f"PYTHON={sys.executable}"],
         capture_output=True,
         text=True,
     )

@@ -6,7 +6,8 @@ escaped) in another process; a pty served by `hilbridge sim serve --pty` in anot
 through pyserial; pyusb through the simulated backend. The same suite runs against the firmware:
 `fw-host`, its C protocol core built for the PC (`make -C firmware host`) on a pty, holding the demo
 cartridge and playing the reference emulator's bus trace into captures; and `firmware`, the RP2040
-image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`).
+image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`),
+over USB CDC and (`firmware-uart`) over its UART fallback.
 Expected cartridge
 bytes come from the cartridge model, not from the link.
 """
@@ -44,6 +45,7 @@ TRANSPORTS = (
     "usb",
     "fw-host",
     pytest.param("firmware", marks=pytest.mark.slow),
+    pytest.param("firmware-uart", marks=pytest.mark.slow),
 )
 # What a device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO text,
 # capabilities.
@@ -51,6 +53,7 @@ ALL_CAPABILITIES = {"CART_READ", "CART_WRITE", "EMULATION", "CAPTURE"}
 IDENTITY = {
     "fw-host": ("FWHOST-0001", "hilbridge firmware core", ALL_CAPABILITIES),
     "firmware": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
+    "firmware-uart": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
 }
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
@@ -76,15 +79,18 @@ def adapter(request, tmp_path_factory):
             url = served.enter_context(served_simulator("--port", "0", "--rfc2217"))
             assert url.startswith("rfc2217://")
             transport = SerialTransport(url)
-        elif request.param == "firmware":
+        elif request.param in ("firmware", "firmware-uart"):
             folder = tmp_path_factory.mktemp("firmware")
             trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
-            console = ("--console", str(trace), "--console-slowdown", "8")
-            url = served.enter_context(served_firmware("--cart-table", str(demo_cart_table()), *console))
+            console = ("--console", str(trace), "--console-slowdown", "4")
+            link = ("--link", "uart" if request.param == "firmware-uart" else "usb")
+            url = served.enter_context(
+                served_firmware("--cart-table", str(demo_cart_table()), *console, *link)
+            )
             transport = SerialTransport(url)
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
-        device = Adapter(transport, **(EMULATED_LINK if request.param == "firmware" else {}))
+        device = Adapter(transport, **(EMULATED_LINK if request.param.startswith("firmware") else {}))
         yield device
         device.close()
 

@@ -7,10 +7,12 @@
 #define STROBE_BITS ((1u << PIN_PSEN_N) | (1u << PIN_WR_N) | (1u << PIN_E))
 #define FRAMES_FOR_CALIBRATION 16u
 
+static void set_cycle_length(sniff_decoder *decoder, uint32_t cycle_q8);
+
 void sniff_decoder_init(sniff_decoder *decoder, const sniff_sink *sink, uint32_t cycle_q8)
 {
     decoder->sink = *sink;
-    decoder->cycle_q8 = cycle_q8;
+    set_cycle_length(decoder, cycle_q8);
     decoder->started = false;
     decoder->last_ticks = 0;
     decoder->last_edge_offset = 0;
@@ -47,12 +49,33 @@ static uint8_t p1_of(uint32_t pins)
     return (uint8_t)((pins >> PIN_P10 & 1u) | (pins >> PIN_P11 & 1u) << 1 | (pins >> PIN_P14 & 1u) << 4);
 }
 
-static int32_t phase_q8(const sniff_decoder *decoder, uint8_t kind)
+/* The Cortex-M0+ has no divide instruction: a division costs libgcc 100 (32-bit) to 250 (64-bit)
+ * cycles, and at one access per machine cycle the decoder has about 350 for everything. So the
+ * strobe phases are computed once per cycle length, and the machine cycles between two accesses
+ * (usually 1 to 3) are counted by subtraction; only a long gap, which leaves time to spare, divides. */
+static void set_cycle_length(sniff_decoder *decoder, uint32_t cycle_q8)
 {
-    uint32_t start = kind == SNIFF_FETCH ? BUS_STROBE_PSEN_START_OSC
-                     : kind == SNIFF_MOVX_WRITE ? BUS_STROBE_WR_START_OSC
-                                                : BUS_STROBE_RD_START_OSC;
-    return (int32_t)(start * decoder->cycle_q8 / 15u);
+    decoder->cycle_q8 = cycle_q8;
+    decoder->phase_q8[SNIFF_FETCH] = (int32_t)(BUS_STROBE_PSEN_START_OSC * cycle_q8 / 15u);
+    decoder->phase_q8[SNIFF_MOVX_WRITE] = (int32_t)(BUS_STROBE_WR_START_OSC * cycle_q8 / 15u);
+    decoder->phase_q8[SNIFF_MOVX_READ] = (int32_t)(BUS_STROBE_RD_START_OSC * cycle_q8 / 15u);
+}
+
+#define SUBTRACT_AT_MOST 16u
+
+/* round(q8 / cycle_q8) */
+static uint32_t machine_cycles(uint64_t q8, uint32_t cycle_q8)
+{
+    uint64_t rest = q8 + cycle_q8 / 2u;
+    if (rest >= (uint64_t)cycle_q8 * SUBTRACT_AT_MOST) {
+        return (uint32_t)(rest / cycle_q8);
+    }
+    uint32_t count = 0;
+    while (rest >= cycle_q8) {
+        rest -= cycle_q8;
+        count++;
+    }
+    return count;
 }
 
 /* The frame period tells NTSC from PAL; 16 frames later it gives the cycle length to ~30 ppm. */
@@ -68,13 +91,13 @@ static void calibrate(sniff_decoder *decoder)
     if (frames == 1) {
         uint64_t ntsc = (uint64_t)BUS_NTSC_CYCLE_Q8 * BUS_NTSC_FRAME_CYCLES_Q8 >> 16;
         uint64_t pal = (uint64_t)BUS_PAL_CYCLE_Q8 * BUS_PAL_FRAME_CYCLES_Q8 >> 16;
-        decoder->cycle_q8 = span * 2u < ntsc + pal ? BUS_NTSC_CYCLE_Q8 : BUS_PAL_CYCLE_Q8;
+        set_cycle_length(decoder, span * 2u < ntsc + pal ? BUS_NTSC_CYCLE_Q8 : BUS_PAL_CYCLE_Q8);
     } else if (frames == FRAMES_FOR_CALIBRATION) {
         uint32_t frame_q8 = decoder->cycle_q8 == BUS_NTSC_CYCLE_Q8 ? BUS_NTSC_FRAME_CYCLES_Q8 : BUS_PAL_FRAME_CYCLES_Q8;
         uint64_t measured = (span << 16) / ((uint64_t)frame_q8 * frames);
         uint64_t nominal = decoder->cycle_q8;
         if (measured * 200u > nominal * 199u && measured * 200u < nominal * 201u) { /* within 0.5 % */
-            decoder->cycle_q8 = (uint32_t)measured;
+            set_cycle_length(decoder, (uint32_t)measured);
         }
     }
 }
@@ -85,7 +108,7 @@ void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins)
     uint32_t cost = kind == SNIFF_MOVX_READ ? SNIFF_SAMPLE_READ : SNIFF_SAMPLE_FETCH_WRITE;
     uint32_t edge = kind == SNIFF_MOVX_READ ? SNIFF_SAMPLE_READ - SNIFF_SEEN_READ
                                             : SNIFF_SAMPLE_FETCH_WRITE - SNIFF_SEEN_FETCH_WRITE;
-    int32_t phase = phase_q8(decoder, kind);
+    int32_t phase = decoder->phase_q8[kind];
     if (decoder->started) {
         uint32_t elapsed_ticks = decoder->last_ticks - ticks; /* X counts down, modulo 2^32 */
         uint64_t between = (uint64_t)elapsed_ticks * SNIFF_CYCLES_PER_TICK + SNIFF_EVENT_EXTRA + cost;
@@ -96,7 +119,7 @@ void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins)
         if (starts_q8 < 0) {
             starts_q8 = 0;
         }
-        decoder->cycle += (uint32_t)(((uint64_t)starts_q8 + decoder->cycle_q8 / 2u) / decoder->cycle_q8);
+        decoder->cycle += machine_cycles((uint64_t)starts_q8, decoder->cycle_q8);
     }
     decoder->started = true;
     decoder->last_ticks = ticks;

@@ -58,6 +58,7 @@ typedef struct {
 typedef struct {
     sniff_sink sink;
     uint32_t cycle_q8;          /* PIO cycles per machine cycle x 256 */
+    int32_t phase_q8[3];        /* strobe phase of each kind for this cycle length, PIO cycles x 256 */
     bool started;               /* an event has been seen */
     uint32_t last_ticks;
     uint32_t last_edge_offset;  /* previous event: cycles from its strobe being seen to its sample */
