@@ -69,10 +69,12 @@ def build(directory: Path | None = None, jobs: int = 1, build_dir: Path | None =
 # and the Python modules that generate headers, seal boot2 and write the UF2.
 BUILD_INPUTS = (
     "hilbridge/__init__.py",
+    "hilbridge/errors.py",
     "hilbridge/link",
     "hilbridge/firmware",
     "hilbridge/machine/cartridge.py",
-    "hilbridge/machine/cartridge_types.tsv",
+    "hilbridge/machine/mappers.tsv",
+    "hilbridge/machine/mappers.py",
 )
 # Never inputs: build output, the test harness (rp2040js and its packages), bytecode.
 IGNORED_PARTS = frozenset({"build", "harness", "node_modules", "__pycache__"})

@@ -3,13 +3,14 @@ Makefile only records who built it: reuse per source hash, and builds racing in 
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 
 import pytest
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.firmware.build import cached_build, source_hash
+from hilbridge.firmware.build import BUILD_INPUTS, cached_build, source_hash
 
 # Each build writes a token unique to its make process into the output, slowly enough to overlap.
 MAKEFILE = """host:
@@ -71,3 +72,22 @@ def test_the_hash_covers_the_hosts_tables(tmp_path, firmware):
     (tmp_path / "checkout" / "hilbridge" / "link").mkdir(parents=True)
     (tmp_path / "checkout" / "hilbridge" / "link" / "messages.tsv").write_text("id\tname\n")
     assert source_hash(firmware) != before
+
+
+def test_every_build_input_outside_firmware_exists_in_the_tree():
+    """A renamed table must not fall out of the hash silently (a stale cached build would be served)."""
+    root = Path(__file__).resolve().parents[2]
+    missing = [name for name in BUILD_INPUTS if not (root / name).exists()]
+    assert missing == []
+
+
+def test_every_host_file_the_makefiles_read_is_hashed():
+    root = Path(__file__).resolve().parents[2]
+    read = {
+        name
+        for makefile in (root / "firmware").glob("*.mk")
+        for name in re.findall(r"\$\(PROJECT_ROOT\)/(\S+)", makefile.read_text())
+    }
+    assert read
+    unhashed = [name for name in read if not any(name == i or name.startswith(i + "/") for i in BUILD_INPUTS)]
+    assert unhashed == []
