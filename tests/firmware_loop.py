@@ -26,8 +26,10 @@ HARNESS = FIRMWARE / "harness" / "harness.mjs"
 STARTUP_TIMEOUT = 180.0
 # Link timers for the emulated chip, which runs 10 to 30 times slower than a board (more on a loaded
 # machine): the default 4 ms floor makes the host resend long reads the firmware is still executing,
-# and every resent read is executed again, which slows it further.
-EMULATED_LINK = {"min_timeout": 0.1, "max_timeout": 5.0}
+# and every resent read is executed again, which slows it further. A loaded machine can also stall the
+# emulator's process for many seconds, longer than the default 40 retries of a few round trips each
+# cover (dumps failed with "no reply to CART_READ after 41 attempts" at load 16), so allow 200.
+EMULATED_LINK = {"min_timeout": 0.1, "max_timeout": 5.0, "retries": 200}
 # The serial number the firmware reports in the harness: "HB" and the flash's unique id (4Bh), which
 # the harness's flash model holds as FLASH_UNIQUE_ID (firmware/harness/lib/boot.mjs).
 FLASH_SERIAL = "HBE6603828432C5D2B"
