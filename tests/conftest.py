@@ -1,4 +1,5 @@
-"""Shared fixtures: the reference material in ../shared, and external tools that CI must have."""
+"""Shared fixtures: the reference material in ../shared, and external tools that CI must have; and
+which tests pytest-xdist keeps on one worker."""
 
 from __future__ import annotations
 
@@ -11,10 +12,43 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+SHARED_WORK_FOLDERS = frozenset({"oracle"})
+"""Test folders whose modules share runs a process caches (tests/oracle/oracle_support.py: one MAME
+and one emulator run per cart and region): each folder runs on one xdist worker, so nothing runs twice."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that must share a worker for `--dist loadgroup` (pyproject.toml's addopts).
+
+    Tests of a folder in SHARED_WORK_FOLDERS form one group; tests that use a module- or class-scoped
+    fixture (a served simulator, a firmware program...) form one group per module, so the fixture is
+    set up once, as in a one-process run. Every other test is handed out on its own.
+    """
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = _worker_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _worker_group(item: pytest.Item) -> str | None:
+    folder = item.path.parent.relative_to(PROJECT_ROOT).parts[1:2]
+    if folder and folder[0] in SHARED_WORK_FOLDERS:
+        return f"tests/{folder[0]}"
+    fixture_definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    for definitions in fixture_definitions.values():
+        if definitions[-1].scope in ("module", "class"):
+            return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -67,13 +101,17 @@ _firmware_build: dict[str, str] = {}
 
 
 def firmware_host_build() -> Path:
-    """`make -C firmware host` (once per session): the host programs of the firmware's protocol core.
-    A failing build skips locally but fails in CI, as a missing tool does."""
+    """`make -C firmware host` (once per test process): the host programs of the firmware's protocol
+    core. A file lock keeps two xdist workers from building into the same folder at once (the second
+    waits and finds everything up to date). A failing build skips locally but fails in CI, as a
+    missing tool does."""
     require_tool("gcc")
     if "error" not in _firmware_build and "done" not in _firmware_build:
-        result = subprocess.run(
-            ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
-        )
+        FIRMWARE_HOST_BUILD.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(FIRMWARE_HOST_BUILD.parent / "host.lock"):
+            result = subprocess.run(
+                ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
+            )
         _firmware_build["done" if result.returncode == 0 else "error"] = result.stdout + result.stderr
     if "error" in _firmware_build:
         message = "make -C firmware host failed:\n" + _firmware_build["error"][-2000:]
