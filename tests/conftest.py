@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
@@ -101,17 +100,13 @@ _firmware_build: dict[str, str] = {}
 
 
 def firmware_host_build() -> Path:
-    """`make -C firmware host` (once per test process): the host programs of the firmware's protocol
-    core. A file lock keeps two xdist workers from building into the same folder at once (the second
-    waits and finds everything up to date). A failing build skips locally but fails in CI, as a
-    missing tool does."""
+    """`make -C firmware host` (once per session): the host programs of the firmware's protocol core.
+    A failing build skips locally but fails in CI, as a missing tool does."""
     require_tool("gcc")
     if "error" not in _firmware_build and "done" not in _firmware_build:
-        FIRMWARE_HOST_BUILD.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(FIRMWARE_HOST_BUILD.parent / "host.lock"):
-            result = subprocess.run(
-                ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
-            )
+        result = subprocess.run(
+            ["make", "-s", "-C", str(PROJECT_ROOT / "firmware"), "host"], capture_output=True, text=True
+        )
         _firmware_build["done" if result.returncode == 0 else "error"] = result.stdout + result.stderr
     if "error" in _firmware_build:
         message = "make -C firmware host failed:\n" + _firmware_build["error"][-2000:]
