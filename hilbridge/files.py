@@ -4,7 +4,8 @@ The one rule for outputs (docs/usage.md), checked by `check_outputs` before any 
 an output is never one of the command's inputs, two outputs never name the same file, its folder
 must exist, and an existing output is replaced only with `--force`. Outputs are written by
 `write_atomic`: a crash leaves the old file or the new one, never half of one; a symlink is followed
-(the file it points to is replaced, the link stays), and temporaries a killed save left are removed.
+(the file it points to is replaced, the link stays, and a `FollowedSymlink` notice names that file),
+and temporaries a killed save left are removed.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hilbridge.errors import HilbridgeError, SourceLocation
+from hilbridge.errors import HilbridgeError, HilbridgeWarning, SourceLocation
 
 PathLike = str | os.PathLike[str]
 
@@ -115,17 +117,23 @@ def _nesting_depth(text: str) -> int:
     return max(itertools.accumulate(steps), default=0)
 
 
+class FollowedSymlink(HilbridgeWarning):
+    """An output was a symlink, so the file it points to was replaced: said aloud, because that file
+    may lie anywhere (another folder, a shared file) and the user typed only the link's name."""
+
+
 class AtomicOutput:
     """A file written piece by piece that appears at `path` complete (`commit`) or not at all.
 
     The bytes go to a temporary `.NAME.XXXXXXXX.tmp` in the target's folder, are flushed to disk and
     renamed over the target (atomic on POSIX within one file system). A symlink is followed: the file
-    it points to is replaced and the link stays. Used as a context manager, it commits on success
-    and discards on an exception. `mode` fixes the file's permissions (a private file: 0o600); by
-    default they are an ordinary open()'s, or the replaced file's.
+    it points to is replaced, the link stays, and a `FollowedSymlink` warning names that file. Used as
+    a context manager, it commits on success and discards on an exception. `mode` fixes the file's
+    permissions (a private file: 0o600); by default they are an ordinary open()'s, or the replaced file's.
     """
 
     def __init__(self, path: PathLike, mode: int | None = None):
+        self.path = Path(path)
         self.target = Path(os.path.realpath(path))
         fd, self._temporary = tempfile.mkstemp(
             prefix=f".{self.target.name}.", suffix=".tmp", dir=self.target.parent
@@ -152,6 +160,11 @@ class AtomicOutput:
             self.discard()
             raise
         _remove_stale_temporaries(self.target)
+        if self.path.is_symlink():
+            warnings.warn(
+                FollowedSymlink(f"{self.path}: a symlink; wrote the file it points to, {self.target}"),
+                stacklevel=2,
+            )
 
     def discard(self) -> None:
         self._handle.close()

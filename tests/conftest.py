@@ -1,4 +1,5 @@
-"""Shared fixtures: the reference material in ../shared, and external tools that CI must have."""
+"""Shared fixtures: the reference material in ../shared, and external tools that CI must have; and
+which tests pytest-xdist keeps on one worker."""
 
 from __future__ import annotations
 
@@ -11,10 +12,49 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# No time limit per example: on a loaded two-core machine a first call can take 300 ms where it
+# usually takes 1 ms, and speed is what benchmarks/ measures, never a unit test (DeadlineExceeded
+# failed tests/firmware/test_uf2.py that way).
+settings.register_profile("hilbridge", deadline=None)
+settings.load_profile("hilbridge")
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+SHARED_WORK_FOLDERS = frozenset({"oracle"})
+"""Test folders whose modules share runs a process caches (tests/oracle/oracle_support.py: one MAME
+and one emulator run per cart and region): each folder runs on one xdist worker, so nothing runs twice."""
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that must share a worker for `--dist loadgroup` (pyproject.toml's addopts).
+
+    Tests of a folder in SHARED_WORK_FOLDERS form one group; tests that use a module- or class-scoped
+    fixture (a served simulator, a firmware program...) form one group per module, so the fixture is
+    set up once, as in a one-process run. Every other test is handed out on its own.
+    """
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = _worker_group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _worker_group(item: pytest.Item) -> str | None:
+    folder = item.path.parent.relative_to(PROJECT_ROOT).parts[1:2]
+    if folder and folder[0] in SHARED_WORK_FOLDERS:
+        return f"tests/{folder[0]}"
+    fixture_definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    for definitions in fixture_definitions.values():
+        if definitions[-1].scope in ("module", "class"):
+            return item.nodeid.split("::")[0]
+    return None
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,21 @@ def test_version():
     assert __version__ in result.output
 
 
+def test_the_version_shortcut_prints_what_click_prints_and_imports_neither_click_nor_a_command():
+    from hilbridge.__main__ import VERSION_LINE
+
+    assert CliRunner().invoke(cli, ["--version"]).output == VERSION_LINE + "\n"
+    code = (
+        "import sys; sys.argv = ['hilbridge', '--version']\n"
+        "from hilbridge.__main__ import main; main()\n"
+        "print(sorted(m for m in sys.modules if m == 'click' or m.startswith('hilbridge.cli')))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.splitlines() == [VERSION_LINE, "[]"], run.stdout + run.stderr
+    run = subprocess.run([sys.executable, "-m", "hilbridge", "--version"], capture_output=True, text=True)
+    assert run.stdout == VERSION_LINE + "\n" and run.returncode == 0
+
+
 def test_help_lists_groups():
     result = CliRunner().invoke(cli, ["--help"])
     assert result.exit_code == 0

@@ -1,9 +1,12 @@
 import os
 import stat
+import subprocess
+import sys
+import warnings
 
 import pytest
 
-from hilbridge.files import write_atomic
+from hilbridge.files import FollowedSymlink, write_atomic
 
 
 def test_new_file_gets_the_umask_mode_not_mkstemp_0600(tmp_path):
@@ -92,8 +95,47 @@ def test_writing_through_a_symlink_replaces_the_file_it_points_to_and_keeps_the_
     real.write_bytes(b"old")
     link = tmp_path / "save.json"
     link.symlink_to(real)
-    write_atomic(link, b"new")
+    with pytest.warns(FollowedSymlink) as notices:
+        write_atomic(link, b"new")
     assert link.is_symlink() and real.read_bytes() == b"new"
+    assert [str(notice.message) for notice in notices] == [
+        f"{link}: a symlink; wrote the file it points to, {real}"
+    ]
+
+
+def test_writing_a_plain_file_gives_no_symlink_notice(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_atomic(tmp_path / "save.json", b"new")
+
+
+def test_the_cli_names_the_file_a_symlinked_save_points_to(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    real = elsewhere / "real.json"
+    real.write_bytes(b"{}")
+    link = tmp_path / "game.json"
+    link.symlink_to(real)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hilbridge",
+            "game",
+            "new",
+            "supremacy",
+            str(link),
+            "--players",
+            "ann,bob",
+            "--force",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"{link}: warning: a symlink; wrote the file it points to, {real}" in run.stderr.splitlines()
+    assert link.is_symlink() and real.read_bytes() != b"{}"
 
 
 def test_a_temporary_left_by_a_killed_save_is_removed_by_the_next_save(tmp_path):
