@@ -18,6 +18,7 @@ cartridge bank); reads never go through a call.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 from hilbridge.machine import idle
 from hilbridge.machine.blocks import BLOCK_HOT, Block, block_source
@@ -35,8 +36,17 @@ NEVER = 1 << 62
 TIMER_STOPPED, TIMER_RUNNING, COUNTER_RUNNING = 0, 1, 2
 HEAD: tuple[()] = ()
 """`blocks[pc]` of a spin anchor (`hilbridge.machine.idle`): the fast loop hands it to step()."""
+IdleEntry = tuple[Callable[[bytearray], object], object, bool | None, bool | None, "idle.Loop | None"]
+"""A cached idle analysis: the internal RAM bytes it depended on (getter) and their values, the T1
+and /INT values it saw (None: not looked at), its result."""
+SHORT_SKIP = 4
+"""Iterations a spin anchor's skip must save to count as a success (fewer cost more than they save)."""
 GIVE_UP = 16
 """Failed idle analyses in a row after which an anchor is no longer tried."""
+
+
+def _nothing(ram: bytearray) -> tuple[()]:
+    return ()
 
 
 class Cpu:
@@ -46,6 +56,7 @@ class Cpu:
         "a",
         "a11",
         "anchor_failures",
+        "anchor_visits",
         "block_hot",
         "block_sets",
         "blocks",
@@ -105,9 +116,11 @@ class Cpu:
         self.target = NEVER
         self.last_read_pc = -1
         self.skip_traced = False
-        self.idle_loops: dict[tuple[object, ...], idle.Loop | None] = {}  # per anchor and state
+        # per anchor, registers and inputs: (RAM getter, its values, the loop found) for each RAM
+        self.idle_loops: dict[tuple[object, ...], list[IdleEntry]] = {}
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
         self.anchor_failures: dict[int, int] = {}  # per anchor: failed analyses in a row
+        self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -434,19 +447,36 @@ class Cpu:
         if self._interrupt_pending(cycle):
             return
         board = self.board
-        key = (
-            anchor, movx_pc, self.a, self.psw, self.f1, self.jump_a11, self.timer_flag,
-            bytes(self.ram), board.t1(cycle), board.irq(cycle),
-        )  # fmt: skip
-        loop = self.idle_loops.get(key, False)
-        if loop is False:
-            if len(self.idle_loops) > 4096:
+        key = (anchor, movx_pc, self.a, self.psw, self.f1, self.jump_a11, self.timer_flag)
+        known = self.idle_loops.get(key)
+        if known is None:
+            if len(self.idle_loops) > 1024:
                 self.idle_loops.clear()
-            loop = self.idle_loops[key] = idle.run_iteration(self.prog, anchor, movx_pc, key[2:10])  # type: ignore[arg-type]
+            known = self.idle_loops[key] = []
+        ram = self.ram
+        for guard, values, t1, irq, found in known:
+            if (
+                guard(ram) == values
+                and (t1 is None or board.t1(cycle) == t1)
+                and (irq is None or board.irq(cycle) == irq)
+            ):
+                loop = found
+                break
+        else:
+            t1, irq = board.t1(cycle), board.irq(cycle)
+            analysis = idle.run_iteration(self.prog, anchor, movx_pc, (*key[2:], bytes(ram), t1, irq))  # type: ignore[arg-type]
+            guard = itemgetter(*analysis.touched) if analysis.touched else _nothing
+            if len(known) >= 32:
+                known.clear()
+            loop = analysis.loop
+            used_t1 = t1 if analysis.t1 else None
+            known.append((guard, guard(ram), used_t1, irq if analysis.irq else None, loop))
         if loop is None:
             self._anchor_failed(anchor, movx_pc)
             return
-        self.anchor_failures.pop(anchor, None)  # (a given-up anchor is not tried again)
+        last, self.anchor_visits[anchor] = self.anchor_visits.get(anchor, -1), cycle
+        if last != cycle - loop.period:
+            return  # skip from the second pass on: the iteration before ran as the skipped ones will
         horizon = min(self.target, self.timer_event)
         if loop.irq or (self.xirq_enabled and not self.irq_in_progress):
             horizon = min(horizon, board.next_irq_event(cycle))
@@ -458,8 +488,14 @@ class Cpu:
         count = (horizon - 1 - cycle) // period
         if loop.delay_register >= 0:
             count = min(count, (self.ram[loop.delay_register] - 1) & 0xFF)
-        if count <= 0:
+        if count < SHORT_SKIP and movx_pc < 0:
+            self._anchor_failed(anchor, movx_pc)  # a poll's short skips come in runs: keep trying
+            if count <= 0:
+                return
+        elif count <= 0:
             return
+        else:
+            self.anchor_failures.pop(anchor, None)  # (a given-up anchor is not tried again)
         if self.trace_fetches:
             self._replay_traced(loop, address, cycle, count)
         elif movx_pc >= 0:
@@ -483,7 +519,8 @@ class Cpu:
                 self.board.repeat_reads(address, start + period, period, 1)
 
     def _anchor_failed(self, anchor: int, movx_pc: int) -> None:
-        """After `GIVE_UP` failed analyses in a row, stop trying the anchor (it is not idle code):
+        """After `GIVE_UP` failed or short skips in a row, stop trying the anchor (it is not idle code,
+        or its waits are too short to gain anything):
         a poll anchor no longer stops the fast loop, a spin anchor gets its block compiled."""
         failures = self.anchor_failures.get(anchor, 0) + 1
         self.anchor_failures[anchor] = failures
@@ -501,6 +538,7 @@ class Cpu:
         self.idle_loops.clear()
         self.poll_anchors.clear()
         self.anchor_failures.clear()
+        self.anchor_visits.clear()
         self.code_switched = True  # the fast loop holds the old lists: it stops at once and takes
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
@@ -551,9 +589,10 @@ class Cpu:
             block = blocks[pc]
             if block:
                 end = cycle + block[1]
-                if end < self.stop:
-                    pc = block[0](cycle)
-                    cycle = end
+                if end < self.stop:  # all of it would: it returns the PC and the cycles it ran
+                    ran = block[0](cycle)
+                    pc = ran & 0xFFF
+                    cycle += ran >> 12
                     continue
             elif block is None:
                 count = visits[pc] + 1

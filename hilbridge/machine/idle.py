@@ -81,6 +81,22 @@ class _State:
     timer_flag: bool
     ram: bytearray
     ram_taint: dict[int, tuple[int, ...]]
+    touched: set[int]
+    """Internal RAM bytes the iteration read or wrote: the result holds while they are the same."""
+    tested_t1: bool = False
+    tested_irq: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What `run_iteration` found, and what the answer depends on besides the registers."""
+
+    loop: Loop | None
+    touched: tuple[int, ...]
+    """The internal RAM bytes it read or wrote (the rest may be anything)."""
+    t1: bool
+    irq: bool
+    """Whether it looked at T1 / /INT (the answer holds for their values at the start)."""
 
 
 def _union(taint: tuple[int, ...]) -> int:
@@ -100,14 +116,27 @@ def run_iteration(
     anchor: int,
     movx_pc: int,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
-) -> Loop | None:
+) -> Analysis:
     """The loop from `anchor` back to it (poll: `movx_pc` >= 0, the iteration ends with that MOVX)
     for the CPU state (a, psw, f1, jump_a11, timer_flag, ram, t1, irq), or None if it is not
-    idle from that state. T1 and /INT are taken at their values at the start."""
+    idle from that state, with what that answer depends on. T1 and /INT are taken at their
+    values at the start. An iteration that comes back to an instruction other than the anchor
+    (an inner loop) is not idle: the inner loop is an anchor of its own."""
+    s, loop = _iterate(prog, anchor, movx_pc, state)
+    return Analysis(loop, tuple(sorted(s.touched)), s.tested_t1, s.tested_irq)
+
+
+def _iterate(
+    prog: bytes | bytearray,
+    anchor: int,
+    movx_pc: int,
+    state: tuple[int, int, int, int, bool, bytes, bool, bool],
+) -> tuple[_State, Loop | None]:
     a, psw, f1, jump_a11, timer_flag, ram, t1, irq = state
     rb = 24 if psw & 0x10 else 0
     poll = movx_pc >= 0
-    s = _State(a, FULL if poll else NONE, psw, 0, f1, rb, timer_flag, bytearray(ram), {})
+    s = _State(a, FULL if poll else NONE, psw, 0, f1, rb, timer_flag, bytearray(ram), {}, set())
+    visited: set[int] = set()
     care = 0
     tests_t1 = tests_irq = False
     read_registers: set[int] = set()
@@ -115,6 +144,9 @@ def run_iteration(
     fetches: list[tuple[int, int]] = []
     pc, cycles = anchor, 0
     for _ in range(MAX_INSTRUCTIONS):
+        if pc in visited:
+            return s, None
+        visited.add(pc)
         opcode = prog[pc]
         key, values = DECODED[opcode]
         fetches.append((pc, cycles))
@@ -126,34 +158,37 @@ def run_iteration(
         arg = prog[operand_pc]
         if key == MOVX_READ:
             if pc != movx_pc:
-                return None
+                return s, None
+            s.touched.add(rb | values["i"])
             if s.ram_taint.get(rb | values["i"], NONE) != NONE:
-                return None  # the polled address depends on the read
+                return s, None  # the polled address depends on the read
             care |= s.carry_taint
             for taint in s.ram_taint.values():
                 care |= _union(taint)
-            if (s.psw, s.f1, s.rb, s.timer_flag, s.ram) != (psw, f1, rb, timer_flag, bytearray(ram)):
-                return None
-            return Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches))
+            if (s.psw, s.f1, s.rb, s.timer_flag) != (psw, f1, rb, timer_flag) or any(
+                s.ram[index] != ram[index] for index in s.touched
+            ):
+                return s, None
+            return s, Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches))
         if key not in IDLE_FORMS:
-            return None
+            return s, None
         step = _execute(s, key, values, arg, read_registers, counted)
         if step is None:
-            return None
+            return s, None
         target, tested = step
         care |= tested
         if key in ("JT1 addr8", "JNT1 addr8"):
-            tests_t1 = True
+            tests_t1 = s.tested_t1 = True
             taken = t1 if key == "JT1 addr8" else not t1
             target = (operand_pc & 0xF00) | arg if taken else -1
         elif key == "JNI addr8":
-            tests_irq = True
+            tests_irq = s.tested_irq = True
             if not irq:
-                return None  # it falls through and arms MAME's JNI hack: not idle
+                return s, None  # it falls through and arms MAME's JNI hack: not idle
             target = (operand_pc & 0xF00) | arg
         elif key == "JTF addr8":
             if s.timer_flag:
-                return None
+                return s, None
             target = -1
         elif key == "JMP addr11":
             target = ((opcode >> 5) << 8) | arg | jump_a11
@@ -162,6 +197,7 @@ def run_iteration(
             sp = s.psw & 7
             s.ram[8 + 2 * sp] = ret & 0xFF
             s.ram[9 + 2 * sp] = (ret >> 8) | (s.psw & 0xF0)
+            s.touched.update((8 + 2 * sp, 9 + 2 * sp))
             s.ram_taint.pop(8 + 2 * sp, None)
             s.ram_taint.pop(9 + 2 * sp, None)
             care |= s.carry_taint
@@ -169,16 +205,17 @@ def run_iteration(
             target = ((opcode >> 5) << 8) | arg | jump_a11
         elif key == "RET":
             sp = (s.psw - 1) & 7
+            s.touched.update((8 + 2 * sp, 9 + 2 * sp))
             if (8 + 2 * sp) in s.ram_taint or (9 + 2 * sp) in s.ram_taint:
-                return None
+                return s, None
             s.psw = (s.psw & 0xF0) | sp
             target = (s.ram[8 + 2 * sp] | (s.ram[9 + 2 * sp] << 8)) & 0xFFF
         elif target == -2:  # a conditional jump, taken
             target = (operand_pc & 0xF00) | arg
         pc = after if target < 0 else target
         if pc == anchor and not poll:
-            return _spin_end(s, state, care, tests_t1, tests_irq, cycles, fetches, read_registers, counted)
-    return None
+            return s, _spin_end(s, state, care, tests_t1, tests_irq, cycles, fetches, read_registers, counted)
+    return s, None
 
 
 def _spin_end(
@@ -197,7 +234,7 @@ def _spin_end(
     rb = 24 if psw & 0x10 else 0
     if (s.a, s.psw, s.f1, s.rb, s.timer_flag) != (a, psw, f1, rb, timer_flag):
         return None
-    changed = [index for index in range(64) if s.ram[index] != ram[index]]
+    changed = [index for index in s.touched if s.ram[index] != ram[index]]
     if not changed:
         return Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches))
     if len(changed) != 1:
@@ -226,6 +263,7 @@ def _execute(
 
     def register(index: int) -> int:
         read_registers.add(index)
+        s.touched.add(index)
         return index
 
     def pointer() -> int | None:
@@ -257,6 +295,7 @@ def _execute(
         index = s.rb | values["n"]
         if index in taint:
             return None
+        s.touched.add(index)
         counted[index] = counted.get(index, 0) + 1
         ram[index] = (ram[index] - 1) & 0xFF
         return (-2 if ram[index] else -1), 0
@@ -303,6 +342,7 @@ def _execute(
         target = s.rb | values["n"] if "Rn" in key else pointer()
         if target is None:
             return None
+        s.touched.add(target)
         if key.endswith(",A"):
             ram[target] = s.a
             _set_taint(taint, target, s.a_taint)

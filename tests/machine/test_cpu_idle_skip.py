@@ -285,5 +285,6 @@ exit:   jmp exit
     cpu, head = console.cpu, 0x402
     ram = bytearray(64)
     ram[0] = 0xA1
-    loop = idle.run_iteration(cpu.prog, head + 1, head, (value, 0, 0, 0, False, bytes(ram), False, False))
+    state = (value, 0, 0, 0, False, bytes(ram), False, False)
+    loop = idle.run_iteration(cpu.prog, head + 1, head, state).loop
     assert loop is not None and loop.care == care

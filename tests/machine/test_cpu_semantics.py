@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hilbridge.machine.blocks import PLAIN_BODIES
+from hilbridge.machine.blocks import FALLS_THROUGH, MOVES_STOP
 from hilbridge.machine.semantics import EFFECTS, NEXT, SEMANTICS, form_of
 from hilbridge.mcs48 import INSTRUCTIONS
 
@@ -32,10 +32,12 @@ def test_a_form_declares_every_effect_its_statements_have(form):
     assert ("branch" in EFFECTS[form]) == (not falls_through)
 
 
-def test_only_forms_declared_plain_are_compiled_into_blocks():
+def test_blocks_test_the_stop_after_every_instruction_that_may_move_it():
     for opcode, instruction in enumerate(INSTRUCTIONS):
-        effects = EFFECTS[form_of(instruction)[0]]
-        assert (PLAIN_BODIES[opcode] is not None) == (not effects), instruction.text
+        body = SEMANTICS[form_of(instruction)[0]]
+        if re.search(r"\bB\.|C\.stop\b|C\.\w+\(", body):
+            assert MOVES_STOP[opcode], instruction.text
+        assert FALLS_THROUGH[opcode] == (body.splitlines()[-1] in ("return pc", NEXT)), instruction.text
 
 
 def test_the_expander_and_timer_methods_are_declared_as_board_and_timer_effects():

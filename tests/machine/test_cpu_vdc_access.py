@@ -101,7 +101,7 @@ def test_a_read_the_static_check_lets_pass_never_heads_a_polling_loop(image, off
     cpu.psw, cpu.f1, cpu.jump_a11 = psw, int(f1), a11
     head = 0x400 + offset
     state = (a, psw, int(f1), a11, False, bytes(cpu.ram), False, False)
-    if idle.run_iteration(cpu.prog, head + 1, head, state) is not None:
+    if idle.run_iteration(cpu.prog, head + 1, head, state).loop is not None:
         assert idle.may_return(cpu.prog, head + 1, head, allow_movx=True)
 
 
