@@ -60,7 +60,9 @@ def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int] | None:
             body = body[:-1]
         for line in body:
             line = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), line))
-            line = _RETURN.sub(rf"\1return (\2) | {cycles << CYCLE_SHIFT}", line)
+            line = _RETURN.sub(
+                lambda found, ran=cycles << CYCLE_SHIFT: f"{found[1]}return ({found[2]}) | {ran}", line
+            )
             lines.append("    " + line)
         if not through:
             break

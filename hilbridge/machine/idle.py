@@ -31,6 +31,8 @@ MAX_INSTRUCTIONS = 64
 """Instructions one iteration may run (a DJNZ delay inside it counts each pass)."""
 STATIC_MAX_INSTRUCTIONS = 24
 """Depth of the static search for a path back to an anchor."""
+STATIC_MAX_PATHS = 16
+"""Paths the static search follows at once before it answers "maybe"."""
 
 DECODED: tuple[tuple[str, dict[str, int]], ...] = tuple(form_of(instruction) for instruction in INSTRUCTIONS)
 """Per opcode: its form and placeholder values (as the handlers are generated from)."""
@@ -408,7 +410,8 @@ def _set_taint(taint: dict[int, tuple[int, ...]], index: int, value: tuple[int, 
 def may_return(prog: bytes | bytearray, start: int, goal: int, allow_movx: bool) -> bool:
     """Whether some path of idle forms leads from `start` to `goal` within
     `STATIC_MAX_INSTRUCTIONS` (both ways at every test, both A11 values at every JMP and CALL; a RET
-    that no CALL on the path explains may return anywhere, so it counts as a yes). False means
+    that no CALL on the path explains may return anywhere, so it counts as a yes, and so do more
+    than `STATIC_MAX_PATHS` paths at once). False means
     `run_iteration` finds no loop there from any state: the CPU need not try."""
     frontier: set[tuple[int, tuple[int, ...]]] = {(start, ())}
     seen: set[tuple[int, tuple[int, ...]]] = set()
@@ -448,4 +451,6 @@ def may_return(prog: bytes | bytearray, start: int, goal: int, allow_movx: bool)
         frontier = following
         if not frontier:
             return False
+        if len(frontier) > STATIC_MAX_PATHS:
+            return True  # too many paths to follow cheaply: maybe (the CPU then tries and sees)
     return False
