@@ -119,7 +119,7 @@ class Cpu:
         # per anchor, registers and inputs: (RAM getter, its values, the loop found) for each RAM
         self.idle_loops: dict[tuple[object, ...], list[IdleEntry]] = {}
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
-        self.anchor_failures: dict[int, int] = {}  # per anchor: failed analyses in a row
+        self.anchor_failures: dict[int, int] = {}  # per anchor: failed tries, -1 once one skipped
         self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
         self.cycle = 0
         self.a = 0
@@ -495,7 +495,7 @@ class Cpu:
         elif count <= 0:
             return
         else:
-            self.anchor_failures.pop(anchor, None)  # (a given-up anchor is not tried again)
+            self.anchor_failures[anchor] = -1  # it has skipped: it is never given up
         if self.trace_fetches:
             self._replay_traced(loop, address, cycle, count)
         elif movx_pc >= 0:
@@ -519,12 +519,14 @@ class Cpu:
                 self.board.repeat_reads(address, start + period, period, 1)
 
     def _anchor_failed(self, anchor: int, movx_pc: int) -> None:
-        """After `GIVE_UP` failed or short skips in a row, stop trying the anchor (it is not idle code,
-        or its waits are too short to gain anything):
+        """After `GIVE_UP` failed or short skips and no long one, stop trying the anchor (it is not
+        idle code, or its waits are too short to gain anything):
         a poll anchor no longer stops the fast loop, a spin anchor gets its block compiled."""
-        failures = self.anchor_failures.get(anchor, 0) + 1
-        self.anchor_failures[anchor] = failures
-        if failures < GIVE_UP:
+        failures = self.anchor_failures.get(anchor, 0)
+        if failures < 0:
+            return
+        self.anchor_failures[anchor] = failures + 1
+        if failures + 1 < GIVE_UP:
             return
         if movx_pc >= 0:
             self.poll_anchors[anchor] = False

@@ -446,6 +446,8 @@ def may_return(prog: bytes | bytearray, start: int, goal: int, allow_movx: bool)
                 following.add((stack[-1], stack[:-1]))
             elif key in _CONDITIONS or key in _INPUT_TESTS or key == "DJNZ Rn,addr8":
                 following.update({((operand_pc & 0xF00) | arg, stack), (after, stack)})
+            elif not allow_movx and after == goal:
+                continue  # a spin loop's anchor is where a branch goes back to, not the next line
             else:
                 following.add((after, stack))
         frontier = following
