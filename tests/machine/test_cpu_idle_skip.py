@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
 
+from hilbridge.machine import idle
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 
@@ -216,15 +217,15 @@ def test_t1_spin_loops_on_the_real_vdc_give_the_same_records_as_stepping(region)
     assert len(runs[0][0]) > 3 * 200  # one write per line outside vblank
 
 
-def test_nop_delay_loops_are_skipped_not_stepped():
-    nops = {}
+def test_nop_delay_loops_are_skipped_not_stepped(monkeypatch):
+    monkeypatch.setattr("hilbridge.machine.cpu.block_source", lambda prog, pc: None)  # no blocks:
+    nops = {}  # every NOP runs through its handler
     for skip in (True, False):
         console = Console(
             load_cartridge(assemble_cart(SPINNERS["nop_delay_with_interrupts"]), "o2_rom"),
             vdc=ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4),
         )
         console.cpu.skip_idle = skip
-        console.cpu.blocks[:] = [False] * len(console.cpu.blocks)  # every NOP through its handler
         nop = console.cpu.handlers[0x00]
         count = [0]
 
@@ -281,6 +282,9 @@ wait:   movx a,@r0
 exit:   jmp exit
 """
     console = Console(load_cartridge(assemble_cart(source), "o2_rom"), vdc=ScriptedVdc(t1_period=0))
-    head = 0x402
-    path = console.cpu._poll_path(head + 1, head, value)
-    assert path is not None and path[1] == care
+    cpu, head = console.cpu, 0x402
+    ram = bytearray(64)
+    ram[0] = 0xA1
+    state = (value, 0, 0, 0, False, bytes(ram), False, False)
+    loop = idle.run_iteration(cpu.prog, head + 1, head, state).loop
+    assert loop is not None and loop.care == care

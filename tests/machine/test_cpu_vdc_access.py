@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import assemble_cart
 
+from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -89,8 +90,8 @@ def test_vdc_writes_and_reads_with_interrupts_on_stay_in_the_fast_loop_exactly(m
     a11=st.sampled_from([0, 0x800]),
 )
 def test_a_read_the_static_check_lets_pass_never_heads_a_polling_loop(image, offset, a, psw, f1, a11):
-    """`_may_poll` (which decides whether step() runs after a VDC read) must say yes wherever
-    `_poll_path` finds a loop, for any A, PSW, F1 and A11."""
+    """`idle.may_return` (which decides whether step() runs after a VDC read) must say yes wherever
+    `idle.run_iteration` finds a loop, for any A, PSW, F1 and A11."""
     cart = bytearray(2048)
     cart[: len(image)] = image
     cart[offset] = 0x80  # MOVX A,@R0 at 0400h + offset
@@ -99,8 +100,9 @@ def test_a_read_the_static_check_lets_pass_never_heads_a_polling_loop(image, off
         cpu = Console(load_cartridge(bytes(cart), "o2_rom")).cpu
     cpu.psw, cpu.f1, cpu.jump_a11 = psw, int(f1), a11
     head = 0x400 + offset
-    if cpu._poll_path(head + 1, head, a) is not None:
-        assert cpu._may_poll(head + 1)
+    state = (a, psw, int(f1), a11, False, bytes(cpu.ram), False, False)
+    if idle.run_iteration(cpu.prog, head + 1, head, state).loop is not None:
+        assert idle.may_return(cpu.prog, head + 1, head, allow_movx=True)
 
 
 def test_the_static_check_tells_a_poll_from_a_plain_read():
@@ -115,5 +117,6 @@ poll:   movx a,@r0
         jmp poll
 """
     cpu = Console(load_cartridge(assemble_cart(source), "o2_rom")).cpu
-    assert cpu._may_poll(0x403)  # after the MOVX at 0402h: ANL, JZ back
-    assert not cpu._may_poll(0x407)  # after the MOVX at 0406h: MOV R5,A writes a register
+    assert idle.may_return(cpu.prog, 0x403, 0x402, allow_movx=True)  # after the MOVX: ANL, JZ back
+    # after the MOVX at 0406h: MOV R5,A and a JMP back to the other MOVX, not to this one
+    assert not idle.may_return(cpu.prog, 0x407, 0x406, allow_movx=True)

@@ -1,0 +1,29 @@
+"""The console is a Board: it answers every pin and fast-forward call the CPU makes."""
+
+from __future__ import annotations
+
+import inspect
+
+from machine_doubles import ScriptedVdc, assemble_cart
+
+from hilbridge.machine.board import Board, FastForward, Pins
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
+
+
+def protocol_methods(protocol: type) -> set[str]:
+    return {name for name, _ in inspect.getmembers(protocol, inspect.isfunction) if not name.startswith("_")}
+
+
+def test_board_is_pins_and_fast_forward_and_nothing_else():
+    assert protocol_methods(Board) == protocol_methods(Pins) | protocol_methods(FastForward)
+    assert not protocol_methods(Pins) & protocol_methods(FastForward)
+
+
+def test_the_console_has_every_board_method_with_the_same_parameters():
+    console = Console(
+        load_cartridge(assemble_cart("        org 400h\n        jmp $\n"), "o2_rom"), vdc=ScriptedVdc()
+    )
+    for name in protocol_methods(Board):
+        declared = list(inspect.signature(getattr(Board, name)).parameters)[1:]
+        assert list(inspect.signature(getattr(console, name)).parameters) == declared, name

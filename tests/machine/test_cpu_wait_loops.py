@@ -1,0 +1,70 @@
+"""Game-like wait loops (fixtures/carts/wait_loops) are skipped, and skipping them is exact: the
+same bus records, CPU state and pictures as stepping every instruction, in both regions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
+from hilbridge.machine.cpu import Cpu
+from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
+
+WAIT_LOOPS = Path(__file__).resolve().parents[2] / "fixtures" / "carts" / "wait_loops"
+SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(WAIT_LOOPS)}
+FRAMES = 12
+
+
+def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch):
+    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console.cpu.skip_idle = skip
+    skipped = [0]
+    original = Cpu._skip_loop
+
+    def counted(cpu: Cpu, anchor: int, movx_pc: int, address: int) -> None:
+        before = cpu.cycle
+        original(cpu, anchor, movx_pc, address)
+        skipped[0] += cpu.cycle - before
+
+    monkeypatch.setattr(Cpu, "_skip_loop", counted)
+    records: list = []
+    console.add_bus_listener(records.append)
+    pictures = []
+    for _ in range(FRAMES):
+        console.run_frames(1)
+        pictures.append(console.vdc.frame().copy())
+    return records, console.cpu.state(), pictures, skipped[0] / console.cycle
+
+
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_skipping_a_wait_loop_equals_stepping_it(name: str, region: str, monkeypatch) -> None:
+    spec = SPECS[name]
+    records, state, pictures, share = run(spec, region, True, monkeypatch)
+    stepped_records, stepped_state, stepped_pictures, _ = run(spec, region, False, monkeypatch)
+    assert records == stepped_records
+    assert state == stepped_state
+    assert all(np.array_equal(a, b) for a, b in zip(pictures, stepped_pictures, strict=True))
+    assert sum(record.kind == "W" for record in records) >= FRAMES * 4  # it did draw every frame
+    assert share > 0.3, f"only {share:.0%} of the time was skipped"  # each waits most of a frame
+
+
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_skipping_while_tracing_fetches_reports_every_skipped_fetch(name: str, region: str) -> None:
+    """With `skip_traced`, idle loops are skipped under fetch tracing too, and the board is told
+    each skipped iteration's fetches and reads in the order stepping reports them."""
+    runs = []
+    for skip in (True, False):
+        console = Console(load_cartridge(build_cart(SPECS[name]), "o2_rom"), region=region)
+        console.cpu.skip_idle = skip
+        console.cpu.skip_traced = True
+        records: list = []
+        console.add_bus_listener(records.append, fetches=True)
+        console.run_frames(4)
+        runs.append((records, console.cpu.state()))
+    assert runs[0] == runs[1]
+    assert sum(record.kind == "F" for record in runs[0][0]) > 4000
