@@ -1,4 +1,5 @@
-"""The Intel 8048 core: state, `step()` and the timer, cycle-exact as MAME 0.251 runs it (console.md §2).
+"""The Intel 8048 core: state, `step()` and the timer, cycle-exact as MAME 0.251 runs it
+(docs/hardware.md, "The 8048").
 
 What each instruction does is written once, per form, in `hilbridge.machine.semantics`; at start-up
 one Python function per opcode is generated from it. A handler takes the address after its opcode

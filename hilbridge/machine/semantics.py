@@ -1,4 +1,4 @@
-"""What each 8048 instruction does, per instruction form, as Python statements (console.md §2).
+"""What each 8048 instruction does, per instruction form, as Python statements (docs/hardware.md, "The 8048").
 
 `SEMANTICS` gives the statements of each form; `EFFECTS` (from `instruction_effects.tsv`) declares
 what else a form does (touches the board, branches, may move the fast loop's stop, reads T1...).
@@ -70,7 +70,7 @@ SEMANTICS: dict[str, str] = {
     "RRC A": (
         "a = C.a\nC.a = (a >> 1) | (C.psw & 0x80)\nC.psw = (C.psw & 0x7F) | ((a << 7) & 0x80)\nreturn pc"
     ),
-    # DA A as MAME 0.251 runs it (console.md §2.3): +06h may set C on a carry out, never clears it.
+    # DA A as MAME 0.251 runs it (docs/hardware.md, "The 8048"): +06h may set C, never clears it.
     "DA A": (
         "a = C.a\npsw = C.psw\n"
         "if (a & 0x0F) > 9 or psw & 0x40:\n    if a > 0xF9:\n        psw |= 0x80\n    a = (a + 6) & 0xFF\n"
@@ -90,7 +90,7 @@ SEMANTICS: dict[str, str] = {
     "MOV @Ri,A": f"M[{IND}] = C.a\nreturn pc",
     "MOV Rn,#imm8": f"M[{REG}] = P[pc]\n{NEXT}",
     "MOV @Ri,#imm8": f"M[{IND}] = P[pc]\n{NEXT}",
-    # PSW bit 3 reads as 1 and is not stored (console.md §2.2).
+    # PSW bit 3 reads as 1 and is not stored (docs/hardware.md, "The 8048").
     "MOV A,PSW": "C.a = C.psw | 0x08\nreturn pc",
     "MOV PSW,A": "C.psw = C.a & 0xF7\nC.rb = 24 if C.psw & 0x10 else 0\nreturn pc",
     "XCH A,Rn": f"r = {REG}\nC.a, M[r] = M[r], C.a\nreturn pc",
