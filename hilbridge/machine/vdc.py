@@ -304,7 +304,9 @@ class Vdc:
             hstatus = self.raster.next_hstatus_change(pixel)
             horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
         if picture.objects_on and picture.overlap_positions().size:
-            overlap = self._next_marked_pixel(pixel, picture.overlap_positions())
+            # as for collisions, not past the frame end: the redrawn half line can report overlap again
+            frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
+            overlap = min(frame_end, self._next_marked_pixel(pixel, picture.overlap_positions()))
             horizon = min(horizon, self._cycle_past(overlap, cycle))
         return max(horizon, cycle + 1)
 
