@@ -14,8 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
-from hilbridge.link.adapter import CaptureRecord
+from hilbridge.capture.stream import (
+    BatchItem,
+    BatchStream,
+    CaptureHeader,
+    FrameSync,
+    RecordBatch,
+    ResetDetected,
+)
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import Bios
 from hilbridge.machine.bus import READ as BUS_READ
@@ -239,7 +245,7 @@ def _idle_skipping_cpu(side: EmulatorSide) -> type[Cpu]:
     return IdleSkippingCpu
 
 
-class EmulatorCapture:
+class EmulatorCapture(BatchStream):
     """The emulator as a `CaptureSource`: the items a slot would see, lazily, frame by frame."""
 
     def __init__(self, side: EmulatorSide, frames: int) -> None:
@@ -254,22 +260,25 @@ class EmulatorCapture:
             kinds=tuple(name for name, bit in KIND_BITS.items() if side.what & bit),
         )
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self._header
-
-    def items(self) -> Iterator[CaptureItem]:
-        names = {code: name for name, code in CAPTURE_KINDS.items()}
+    def batches(self) -> Iterator[BatchItem]:
         syncs = 0
         for _ in range(self.frame_count):
-            for cycle, kind, address, value, p1 in self.side.next_frame().events:
+            run: list[Event] = []
+            for event in self.side.next_frame().events:
+                kind = event[1]
+                if kind != RESET and kind != SYNC:
+                    run.append(event if not kind & COPY_FLAG else (event[0], kind & ~COPY_FLAG, *event[2:]))
+                    continue
+                if run:
+                    yield RecordBatch.from_tuples(run)
+                    run = []
                 if kind == RESET:
-                    yield ResetDetected(cycle)
-                elif kind == SYNC:
-                    yield FrameSync(syncs, cycle)
-                    syncs += 1
+                    yield ResetDetected(event[0])
                 else:
-                    yield CaptureRecord(cycle, names[kind & ~COPY_FLAG], address, value, p1)
+                    yield FrameSync(syncs, event[0])
+                    syncs += 1
+            if run:
+                yield RecordBatch.from_tuples(run)
 
     def close(self) -> None:
         """Nothing to release: the emulator lives in this process."""
