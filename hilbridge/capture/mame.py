@@ -39,7 +39,7 @@ from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.inputs import InputMovie
 from hilbridge.machine.timing import REGIONS
 from hilbridge.mcs48.table import INSTRUCTIONS
-from hilbridge.oracle.mame import SLOTS, SYSTEMS, _layout, find_mame, mame_cycles_per_second
+from hilbridge.oracle.mame import SLOTS, SYSTEMS, _layout, find_mame, inputs_lua, mame_cycles_per_second
 
 RESET_ADDRESS, VSYNC_HOOK = 0x400, 0x406
 POLL_SECONDS = 0.01
@@ -105,7 +105,7 @@ class MameSource(BatchStream):
         )
         out = work / "capture.txt"
         lua = resources.files(__package__).joinpath("capture.lua")
-        with resources.as_file(lua) as lua_path:
+        with resources.as_file(lua) as lua_path, inputs_lua() as inputs_path:
             command = [
                 find_mame(), system, "-noreadconfig", *cart_options,
                 "-video", "none", "-sound", "none", "-nothrottle", "-skip_gameinfo", "-nomouse",
@@ -121,6 +121,7 @@ class MameSource(BatchStream):
                 CAPTURE_CYCLES_PER_SECOND=str(mame_cycles_per_second(self.region)),
                 CAPTURE_READS="1" if "MOVX_READ" in self.kinds else "0",
                 CAPTURE_INPUTS=self.movie.mame_changes(),
+                HILBRIDGE_INPUTS_LUA=str(inputs_path),
                 SDL_VIDEODRIVER="dummy",
             )
             self._stderr = (work / "stderr.txt").open("w")

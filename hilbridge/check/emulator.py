@@ -110,23 +110,24 @@ class EmulatorSide:
         (the simulated adapter stamps a change at the next access, which is the same cycle in cart
         code)."""
         self._port_write(port, value, cycle)
-        slot_p1 = self.console.p1 & CART_P1_MASK
-        if port == 1 and slot_p1 != self._p1:
+        if port == 1:
+            self._p1_seen(cycle, self.console.p1)
+
+    def _p1_seen(self, cycle: int, p1: int) -> int:
+        """P1 as the events show it, after a P1 event when the slot's P10/P11/P14 just changed."""
+        shown = p1 & self.p1_mask
+        slot_p1 = p1 & CART_P1_MASK
+        if slot_p1 != self._p1:
             self._p1 = slot_p1
             if self.what & 8:
-                self._events.append((cycle, P1, 0, slot_p1, self.console.p1 & self.p1_mask))
+                self._events.append((cycle, P1, 0, slot_p1, shown))
+        return shown
 
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        p1 = self.console.p1
-        slot_p1 = p1 & CART_P1_MASK
-        shown = p1 & self.p1_mask
+        shown = self._p1_seen(cycle, self.console.p1)
         events = self._events
-        if slot_p1 != self._p1:
-            self._p1 = slot_p1
-            if self.what & 8:
-                events.append((cycle, P1, 0, slot_p1, shown))
         if self.what & 1:
             events.append((cycle, FETCH, address, self.console.prog[address], shown))
         if address == RESET_ADDRESS:
@@ -141,13 +142,8 @@ class EmulatorSide:
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
-        slot_p1 = p1 & CART_P1_MASK
-        shown = p1 & self.p1_mask
+        shown = self._p1_seen(cycle, p1)
         events = self._events
-        if slot_p1 != self._p1:
-            self._p1 = slot_p1
-            if self.what & 8:
-                events.append((cycle, P1, 0, slot_p1, shown))
         code = READ if kind == BUS_READ else WRITE
         if not self.what >> code & 1:
             return

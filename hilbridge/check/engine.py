@@ -550,16 +550,3 @@ class Check:
         self.result.divergence = divergence
         self.result.verdict = "diverged"
         self.result.last_frame = divergence.frame
-
-
-def check_capture(
-    side: EmulatorSide,
-    source: CaptureSource,
-    *,
-    frames: int | None,
-    tolerance: int = 0,
-    pictures: str = "auto",
-    progress: Callable[[int], None] | None = None,
-) -> CheckResult:
-    """Compare `frames` frames of `source` against the emulator `side`; the result says how it went."""
-    return Check(side, source, frames=frames, tolerance=tolerance, pictures=pictures, progress=progress).run()
