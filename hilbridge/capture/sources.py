@@ -487,20 +487,14 @@ def open_capture(
     from hilbridge.link.discovery import open_adapter
 
     adapter = open_adapter(device)
+    served = cartridge if serve else None
     header = CaptureHeader(
         source="adapter",
         region=region,
         notes=("input-free: the console's keyboard and joysticks are not on the slot",),
         fetches="compressed",  # the firmware's sniff decoder leaves sequential fetches out
     )
-    return AdapterSource(
-        adapter,
-        frames=frames,
-        seconds=seconds,
-        kinds=kinds,
-        serve=cartridge if serve else None,
-        header=header,
-    )
+    return AdapterSource(adapter, frames=frames, seconds=seconds, kinds=kinds, serve=served, header=header)
 
 
 def _sim_source(
@@ -551,14 +545,8 @@ def _sim_source(
     )
     if serve and cartridge is None:
         raise HilbridgeError("--serve needs a cartridge image")
-    return AdapterSource(
-        adapter,
-        frames=frames,
-        seconds=seconds,
-        kinds=kinds,
-        serve=cartridge if serve else None,
-        header=header,
-    )
+    served = cartridge if serve else None
+    return AdapterSource(adapter, frames=frames, seconds=seconds, kinds=kinds, serve=served, header=header)
 
 
 CONSOLE_TIMED = ("sim", "mame", "emulator")  # consoles that start at power-on with known frame timing
