@@ -28,8 +28,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hilbridge.capture.sources import EventFrameSource
-from hilbridge.capture.stream import CaptureHeader
+from hilbridge.capture.stream import CaptureHeader, CaptureSource
 from hilbridge.check import check
+from hilbridge.check.emulator import EmulatorCapture, EmulatorSide
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 from hilbridge.machine.timing import REGIONS
@@ -103,27 +104,37 @@ def speed(frames: int, names: str, contents: list[str], repeats: int) -> None:
             )
 
 
-def peak_rss(frames: int, name: str) -> tuple[int, str]:
-    """Peak resident memory (bytes) of a check of `frames` frames streamed live from the simulated
-    console, run in a fresh process so that its peak is its own."""
-    command = [sys.executable, __file__, "--memory-run", str(frames), "--carts", name]
+def peak_rss(frames: int, name: str, source: str) -> tuple[int, str]:
+    """Peak resident memory (bytes) of a check of `frames` frames streamed live from `source`, run
+    in a fresh process so that its peak is its own."""
+    command = [sys.executable, __file__, "--memory-run", str(frames), "--carts", name, "--source", source]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
     return int(output[0]), output[1]
 
 
-def memory_run(frames: int, names: str) -> None:
+def memory_run(frames: int, names: str, source: str) -> None:
+    """One check streamed live: from the simulated console's adapter event frames (`sim`), or from
+    the emulator as a capture source (`emulator`: no fetch tracing, so long runs are affordable)."""
     cart = carts(names or "cpu_alu")[0][1]
     kinds = CONTENTS["movx"]
-    result = check(cart, stream_source(cart, kinds, live_events(cart, kinds)), frames=frames)
+    if source == "sim":
+        live: CaptureSource = stream_source(cart, kinds, live_events(cart, kinds))
+    else:
+        side = EmulatorSide(
+            cart, kinds=kinds, pictures=False, p1_mask=0xFF, copies=True
+        )  # as "emulator" sources report
+        live = EmulatorCapture(side, frames + SLACK_FRAMES)
+    result = check(cart, live, frames=frames)
     print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, result.verdict)
 
 
-def memory(frames: int, names: str) -> None:
+def memory(frames: int, names: str, source: str) -> None:
     name = (names or "cpu_alu").split(",")[0]
     peaks = []
+    print(f"memory: {name}, MOVX content, streamed live from {source}")
     for count in (frames, 10 * frames):
         started = time.perf_counter()
-        peak, verdict = peak_rss(count, name)
+        peak, verdict = peak_rss(count, name, source)
         peaks.append(peak)
         print(
             f"{name}: {count} frames ({verdict}, {time.perf_counter() - started:.0f} s): "
@@ -143,15 +154,18 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="also measure peak memory (360 vs 3,600)")
     parser.add_argument("--long", action="store_true", help="memory over 3,600 vs 36,000 frames")
     parser.add_argument("--memory-only", action="store_true", help="skip the speed runs")
+    parser.add_argument(
+        "--source", choices=("sim", "emulator"), default="sim", help="the memory runs' source"
+    )
     parser.add_argument("--memory-run", type=int, help=argparse.SUPPRESS)  # one memory run (a child process)
     options = parser.parse_args()
     if options.memory_run:
-        memory_run(options.memory_run, options.carts)
+        memory_run(options.memory_run, options.carts, options.source)
         return
     if not options.memory_only:
         speed(options.frames, options.carts, options.contents.split(","), options.repeats)
     if options.memory or options.long or options.memory_only:
-        memory(3600 if options.long else 360, options.carts)
+        memory(3600 if options.long else 360, options.carts, options.source)
 
 
 if __name__ == "__main__":
