@@ -8,24 +8,30 @@ with room to spare. Three capture contents are measured: `writes` (MOVX writes a
 MOVX reads, which also lets the check draw the console's picture) and `full` (also every cartridge
 fetch: the branch trace; the emulator then runs instruction by instruction).
 
-Memory: the peak traced allocation (tracemalloc) of a check over N frames against one over 10 N,
-streamed live from the simulated console (nothing recorded): constant memory means a ratio near 1.
+Memory: the peak resident memory of a check over N frames against one over 10 N, each in a process
+of its own, streamed live from the simulated console (nothing recorded): constant memory means a
+ratio near 1 (`--long`: 3,600 against 36,000 frames, an NTSC console's 10 minutes).
 
-    python benchmarks/check_speed.py [--frames 300] [--carts cpu_alu,sound] [--memory] [--long]
+    python benchmarks/check_speed.py [--frames 300] [--repeats 3] [--carts cpu_alu,sound] [--memory] [--long]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
 import time
-import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
+from hilbridge.capture.sources import EventFrameSource
+from hilbridge.capture.stream import CaptureHeader, CaptureSource
 from hilbridge.check import check
-from hilbridge.link.adapter import capture_records
-from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
+from hilbridge.check.emulator import EmulatorCapture, EmulatorSide
+from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 from hilbridge.machine.timing import REGIONS
 from hilbridge.oracle.carts import build_cart, load_manifest
@@ -37,33 +43,14 @@ CONTENTS = {
     "movx": ("MOVX_WRITE", "MOVX_READ", "P1"),
     "full": ("FETCH", "MOVX_WRITE", "MOVX_READ", "P1"),
 }
-CHUNK, RESET, SYNC = (MESSAGES[name].id for name in ("CAPTURE_CHUNK", "RESET_DETECTED", "FRAME_SYNC"))
 SLACK_FRAMES = 24  # the check looks ahead a little (marker probe, frame cut)
 
 
-def decode(events: Iterator[tuple[int, bytes]]) -> Iterator[CaptureItem]:
-    """Adapter event frames to capture items, as the adapter source does live."""
-    for frame_type, payload in events:
-        if frame_type == CHUNK:
-            yield from capture_records(payload[4:])
-        elif frame_type == RESET:
-            yield ResetDetected(int.from_bytes(payload[:4], "little"))
-        elif frame_type == SYNC:
-            yield FrameSync(int.from_bytes(payload[:4], "little"), int.from_bytes(payload[4:8], "little"))
-
-
-class StreamSource:
-    """A capture source over adapter event frames (recorded, or produced live by the simulator)."""
-
-    def __init__(self, cart: Cartridge, kinds: tuple[str, ...], events: Iterator[tuple[int, bytes]]) -> None:
-        self.header = CaptureHeader(source="sim", cart_sha1="", mapper=cart.mapper, kinds=kinds)
-        self.events = events
-
-    def items(self) -> Iterator[CaptureItem]:
-        return decode(self.events)
-
-    def close(self) -> None:
-        pass
+def stream_source(
+    cart: Cartridge, kinds: tuple[str, ...], events: Iterable[tuple[int, bytes]]
+) -> EventFrameSource:
+    """The check's source over adapter event frames, decoded as the adapter source does live."""
+    return EventFrameSource(CaptureHeader(source="sim", mapper=cart.mapper, kinds=kinds), events)
 
 
 def live_events(cart: Cartridge, kinds: tuple[str, ...]) -> Iterator[tuple[int, bytes]]:
@@ -90,44 +77,95 @@ def carts(names: str) -> list[tuple[str, Cartridge]]:
     return chosen
 
 
-def speed(frames: int, names: str, contents: list[str]) -> None:
+def speed(frames: int, names: str, contents: list[str], repeats: int) -> None:
+    """Median check rates over `repeats` runs, by the wall clock and by the process's CPU time (the
+    machine may be shared: the CPU-time rate is what the check would do with a core to itself)."""
     real = float(REGIONS["ntsc"].frame_rate_hz)
     print(f"check speed over {frames} frames, NTSC console: {real:.2f} frames/s (target: ratio >= 2)")
-    print(f"{'cart':18} {'content':7} {'frames/s':>9} {'ratio':>6}  verdict")
+    print(
+        f"median of {repeats} runs; load average at the start: {os.getloadavg()[0]:.2f}, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print(f"{'cart':18} {'content':7} {'wall f/s':>9} {'ratio':>6} {'cpu f/s':>8} {'ratio':>6}  verdict")
     for name, cart in carts(names):
         for content in contents:
             kinds = CONTENTS[content]
             events = recorded_events(cart, kinds, frames)
-            started = time.perf_counter()
-            result = check(cart, StreamSource(cart, kinds, iter(events)), frames=frames)
-            rate = frames / (time.perf_counter() - started)
-            print(f"{name:18} {content:7} {rate:9.1f} {rate / real:6.2f}  {result.verdict}")
+            walls, cpus = [], []
+            for _ in range(repeats):
+                wall, cpu = time.perf_counter(), time.process_time()
+                result = check(cart, stream_source(cart, kinds, events), frames=frames)
+                walls.append(frames / (time.perf_counter() - wall))
+                cpus.append(frames / (time.process_time() - cpu))
+            rate, cpu_rate = statistics.median(walls), statistics.median(cpus)
+            print(
+                f"{name:18} {content:7} {rate:9.1f} {rate / real:6.2f} {cpu_rate:8.1f} {cpu_rate / real:6.2f}"
+                f"  {result.verdict}"
+            )
 
 
-def memory(frames: int, names: str) -> None:
-    name, cart = carts(names or "cpu_alu")[0]
+def peak_rss(frames: int, name: str, source: str) -> tuple[int, str]:
+    """Peak resident memory (bytes) of a check of `frames` frames streamed live from `source`, run
+    in a fresh process so that its peak is its own."""
+    command = [sys.executable, __file__, "--memory-run", str(frames), "--carts", name, "--source", source]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
+    return int(output[0]), output[1]
+
+
+def memory_run(frames: int, names: str, source: str) -> None:
+    """One check streamed live: from the simulated console's adapter event frames (`sim`), or from
+    the emulator as a capture source (`emulator`: no fetch tracing, so long runs are affordable)."""
+    cart = carts(names or "cpu_alu")[0][1]
     kinds = CONTENTS["movx"]
+    if source == "sim":
+        live: CaptureSource = stream_source(cart, kinds, live_events(cart, kinds))
+    else:
+        side = EmulatorSide(
+            cart, kinds=kinds, pictures=False, p1_mask=0xFF, copies=True
+        )  # as "emulator" sources report
+        live = EmulatorCapture(side, frames + SLACK_FRAMES)
+    result = check(cart, live, frames=frames)
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, result.verdict)
+
+
+def memory(frames: int, names: str, source: str) -> None:
+    name = (names or "cpu_alu").split(",")[0]
     peaks = []
+    print(f"memory: {name}, MOVX content, streamed live from {source}")
     for count in (frames, 10 * frames):
-        tracemalloc.start()
-        result = check(cart, StreamSource(cart, kinds, live_events(cart, kinds)), frames=count)
-        peaks.append(tracemalloc.get_traced_memory()[1])
-        tracemalloc.stop()
-        print(f"{name}: {count} frames ({result.verdict}): peak {peaks[-1] / 1e6:.2f} MB")
+        started = time.perf_counter()
+        peak, verdict = peak_rss(count, name, source)
+        peaks.append(peak)
+        print(
+            f"{name}: {count} frames ({verdict}, {time.perf_counter() - started:.0f} s): "
+            f"peak RSS {peak / 1e6:.1f} MB"
+        )
     print(f"peak ratio {10 * frames} / {frames} frames: {peaks[1] / peaks[0]:.3f} (target: within 1.10)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=300, help="frames per speed run")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per cart and content (the median is shown)"
+    )
     parser.add_argument("--carts", default="", help="comma-separated cart names (default: all)")
     parser.add_argument("--contents", default=",".join(CONTENTS), help="comma-separated: writes, movx, full")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory (360 vs 3,600)")
     parser.add_argument("--long", action="store_true", help="memory over 3,600 vs 36,000 frames")
+    parser.add_argument("--memory-only", action="store_true", help="skip the speed runs")
+    parser.add_argument(
+        "--source", choices=("sim", "emulator"), default="sim", help="the memory runs' source"
+    )
+    parser.add_argument("--memory-run", type=int, help=argparse.SUPPRESS)  # one memory run (a child process)
     options = parser.parse_args()
-    speed(options.frames, options.carts, options.contents.split(","))
-    if options.memory or options.long:
-        memory(3600 if options.long else 360, options.carts)
+    if options.memory_run:
+        memory_run(options.memory_run, options.carts, options.source)
+        return
+    if not options.memory_only:
+        speed(options.frames, options.carts, options.contents.split(","), options.repeats)
+    if options.memory or options.long or options.memory_only:
+        memory(3600 if options.long else 360, options.carts, options.source)
 
 
 if __name__ == "__main__":

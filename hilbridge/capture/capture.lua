@@ -3,6 +3,7 @@
 -- hilbridge.capture.mame parses the lines and turns them into capture items (docs/capture.md).
 --
 -- Environment:
+--   HILBRIDGE_INPUTS_LUA  the path of inputs.lua (the input movie code both hilbridge scripts load)
 --   CAPTURE_OUT        file to write (hilbridge reads it while MAME runs)
 --   CAPTURE_FRAMES     MAME frames to run, then exit
 --   CAPTURE_CYCLES_PER_SECOND  the CPU's cycle rate as MAME runs it: ceil(clock / 15), 357955 NTSC
@@ -58,25 +59,9 @@ if log_reads then
     end)
 end
 
--- the input movie: changes by the frame before which they happen
-local input_changes = {}
-for frame, sign, port, mask in string.gmatch(os.getenv("CAPTURE_INPUTS") or "", "(%d+):([+-]):([^:;]+):(%x+)") do
-  local at = tonumber(frame)
-  input_changes[at] = input_changes[at] or {}
-  table.insert(input_changes[at], { pressed = sign == "+", port = port, mask = tonumber(mask, 16) })
-end
-
-local function apply_inputs(frame)
-  for _, change in ipairs(input_changes[frame] or {}) do
-    local port = assert(machine.ioport.ports[":" .. change.port], "no input port " .. change.port)
-    for name, field in pairs(port.fields) do
-      -- "Keyboard" is a configuration field that shares a mask with a key
-      if name ~= "Keyboard" and (field.mask & change.mask) ~= 0 then
-        field:set_value(change.pressed and 1 or 0)
-      end
-    end
-  end
-end
+-- the input movie (inputs.lua, shared with the other hilbridge script)
+local inputs_lua = assert(os.getenv("HILBRIDGE_INPUTS_LUA"), "HILBRIDGE_INPUTS_LUA is not set")
+local apply_inputs = assert(loadfile(inputs_lua))(machine, os.getenv("CAPTURE_INPUTS") or "")
 
 apply_inputs(0)
 local frames = 0

@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import BinaryIO
 
 from hilbridge import __version__
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, Gap, ResetDetected
+from hilbridge.capture.stream import (
+    BatchItem,
+    CaptureHeader,
+    CaptureItem,
+    FrameSync,
+    Gap,
+    RecordBatch,
+    ResetDetected,
+    expanded,
+)
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
@@ -47,7 +56,6 @@ _RESET = struct.Struct("<BQ")  # tag, cycle
 _GAP = struct.Struct("<BIIH")  # tag, chunks, records, reason length
 _END = struct.Struct("<BQQ")  # tag, items written, records written
 TAG_RECORDS, TAG_SYNC, TAG_RESET, TAG_GAP, TAG_END = b"R"[0], b"S"[0], b"X"[0], b"G"[0], b"E"[0]
-_KIND_NAMES = {value: name for name, value in CAPTURE_KINDS.items()}
 
 Warn = Callable[[str], None]
 
@@ -252,6 +260,9 @@ class CaptureReader:
             self._warn(text)
 
     def items(self) -> Iterator[CaptureItem]:
+        return expanded(self.batches())
+
+    def batches(self) -> Iterator[BatchItem]:
         index = 0
         while True:
             offset = self._file.tell()
@@ -301,7 +312,7 @@ class CaptureReader:
         self.close()
 
 
-def _decode_payload(payload: bytes, cycle_high: int) -> Iterator[CaptureItem | None]:
+def _decode_payload(payload: bytes, cycle_high: int) -> Iterator[BatchItem | None]:
     """The items of one CRC-checked chunk; None after the end item."""
     base = cycle_high << 32
     at = 0
@@ -311,10 +322,7 @@ def _decode_payload(payload: bytes, cycle_high: int) -> Iterator[CaptureItem | N
         if tag == TAG_RECORDS:
             _, count = _RUN.unpack_from(payload, at)
             at += _RUN.size
-            for cycle, kind, address, value, p1 in CAPTURE_RECORD.iter_unpack(
-                payload[at : at + count * CAPTURE_RECORD.size]
-            ):
-                yield CaptureRecord(base | cycle, _KIND_NAMES.get(kind, f"?{kind}"), address, value, p1)
+            yield RecordBatch.from_wire(memoryview(payload)[at : at + count * CAPTURE_RECORD.size], base)
             at += count * CAPTURE_RECORD.size
         elif tag == TAG_SYNC:
             _, frame, cycle = _SYNC.unpack_from(payload, at)

@@ -22,16 +22,24 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
+from hilbridge.capture.stream import (
+    BATCH_RECORDS,
+    BatchItem,
+    BatchStream,
+    CaptureHeader,
+    FrameSync,
+    RecordBatch,
+    ResetDetected,
+)
 from hilbridge.errors import HilbridgeError
-from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import default_bios
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.inputs import InputMovie
 from hilbridge.machine.timing import REGIONS
 from hilbridge.mcs48.table import INSTRUCTIONS
-from hilbridge.oracle.mame import SLOTS, SYSTEMS, _layout, find_mame, mame_cycles_per_second
+from hilbridge.oracle.mame import SLOTS, SYSTEMS, _layout, find_mame, inputs_lua, mame_cycles_per_second
 
 RESET_ADDRESS, VSYNC_HOOK = 0x400, 0x406
 POLL_SECONDS = 0.01
@@ -41,10 +49,10 @@ FETCHES = tuple(
     instruction.length + (1 if instruction.mnemonic in ("MOVP", "JMPP") else 0)
     for instruction in INSTRUCTIONS
 )
-_KINDS = {"F": "FETCH", "R": "MOVX_READ", "W": "MOVX_WRITE"}
+_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W": CAPTURE_KINDS["MOVX_WRITE"]}
 
 
-class MameSource:
+class MameSource(BatchStream):
     """MAME running `cart` for `frames` frames (or `seconds` of emulated time) in `region` with `movie`."""
 
     def __init__(
@@ -88,10 +96,6 @@ class MameSource:
             inputs=movie.text,
         )
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self._header
-
     def _start(self) -> Path:
         self._scratch = tempfile.TemporaryDirectory(prefix="hilbridge-mame-capture-")
         work = Path(self._scratch.name)
@@ -101,7 +105,7 @@ class MameSource:
         )
         out = work / "capture.txt"
         lua = resources.files(__package__).joinpath("capture.lua")
-        with resources.as_file(lua) as lua_path:
+        with resources.as_file(lua) as lua_path, inputs_lua() as inputs_path:
             command = [
                 find_mame(), system, "-noreadconfig", *cart_options,
                 "-video", "none", "-sound", "none", "-nothrottle", "-skip_gameinfo", "-nomouse",
@@ -117,6 +121,7 @@ class MameSource:
                 CAPTURE_CYCLES_PER_SECOND=str(mame_cycles_per_second(self.region)),
                 CAPTURE_READS="1" if "MOVX_READ" in self.kinds else "0",
                 CAPTURE_INPUTS=self.movie.mame_changes(),
+                HILBRIDGE_INPUTS_LUA=str(inputs_path),
                 SDL_VIDEODRIVER="dummy",
             )
             self._stderr = (work / "stderr.txt").open("w")
@@ -158,16 +163,19 @@ class MameSource:
             if rest:
                 yield rest
 
-    def items(self) -> Iterator[CaptureItem]:
+    def batches(self) -> Iterator[BatchItem]:
         from hilbridge.capture.sources import FrameLimit
 
         path = self._start()
         limit = FrameLimit(self._header, self.frames)
-        wanted = set(self.kinds)
+        end = limit.end_cycle if limit.end_cycle is not None else 1 << 62
+        wanted = {CAPTURE_KINDS[kind] for kind in self.kinds}
+        p1_code = CAPTURE_KINDS["P1"]
         p1_bits = 0xFF & CART_P1_MASK
         start = remaining = 0
         syncs = 0
         done = False
+        run: list[tuple[int, int, int, int, int]] = []
         for line in self._lines(path):
             if not line or line[0] == "#":
                 done = done or line.startswith("# done")
@@ -186,24 +194,33 @@ class MameSource:
                     start, remaining = stamp, FETCHES[value]
                 remaining -= 1
                 stamp = start
-            items: list[CaptureItem] = []
+            if stamp >= end:
+                if run:
+                    yield RecordBatch.from_tuples(run)
+                self.end_message = f"captured {self.frames} frames"
+                self.close()
+                return
             if p1 & CART_P1_MASK != p1_bits:
                 p1_bits = p1 & CART_P1_MASK
-                if "P1" in wanted:
-                    items.append(CaptureRecord(stamp, "P1", 0, p1_bits, p1))
-            if _KINDS[kind] in wanted:
-                items.append(CaptureRecord(stamp, _KINDS[kind], address, value, p1))
+                if p1_code in wanted:
+                    run.append((stamp, p1_code, 0, p1_bits, p1))
+            code = _KINDS[kind]
+            if code in wanted:
+                run.append((stamp, code, address, value, p1))
+            marker: ResetDetected | FrameSync | None = None
             if kind == "F" and address == RESET_ADDRESS:
-                items.append(ResetDetected(stamp))
+                marker = ResetDetected(stamp)
             elif kind == "F" and address == VSYNC_HOOK:
-                items.append(FrameSync(syncs, stamp))
+                marker = FrameSync(syncs, stamp)
                 syncs += 1
-            for item in items:
-                if not limit.before_end(item):
-                    self.end_message = f"captured {self.frames} frames"
-                    self.close()
-                    return
-                yield item
+            if marker is not None or len(run) >= BATCH_RECORDS:
+                if run:
+                    yield RecordBatch.from_tuples(run)
+                    run = []
+                if marker is not None:
+                    yield marker
+        if run:
+            yield RecordBatch.from_tuples(run)
         self._finish(done)
 
     def _finish(self, done: bool) -> None:

@@ -17,17 +17,28 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from hilbridge.capture.file import SUFFIX, CaptureReader
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, CaptureSource, FrameSync, Gap, ResetDetected
+from hilbridge.capture.stream import (
+    BatchItem,
+    BatchStream,
+    CaptureHeader,
+    CaptureItem,
+    CaptureSource,
+    FrameSync,
+    Gap,
+    RecordBatch,
+    ResetDetected,
+    source_batches,
+)
 from hilbridge.errors import HilbridgeError
-from hilbridge.link.adapter import Adapter, CaptureRecord, capture_records
+from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import LinkError
-from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
 from hilbridge.machine.bios import default_bios
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge, read_cartridge
@@ -68,7 +79,7 @@ class _Progress:
     stopped_streaming: bool = False
 
 
-class AdapterSource:
+class AdapterSource(BatchStream):
     """A live capture from an adapter (real or simulated): sniffing the slot, or serving `serve`.
 
     Serving uploads the image and switches emulation on before the capture, and off again at the
@@ -109,10 +120,6 @@ class AdapterSource:
         self._running = False
         self._emulating = False
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self._header
-
     def _start(self) -> None:
         if self.serving is not None:
             self.adapter.upload(self.serving.image, self.serving.mapper)
@@ -131,7 +138,7 @@ class AdapterSource:
                 self._emulating = False
                 self.adapter.emulation(False)
 
-    def items(self) -> Iterator[CaptureItem]:
+    def batches(self) -> Iterator[BatchItem]:
         self._start()
         progress = _Progress()
         yield from self._stream(progress)
@@ -144,7 +151,7 @@ class AdapterSource:
             return
         yield from self._final_gaps(progress.dropped_seen)
 
-    def _stream(self, progress: _Progress) -> Iterator[CaptureItem]:
+    def _stream(self, progress: _Progress) -> Iterator[BatchItem]:
         unwrap = CycleUnwrapper()
         limit = FrameLimit(self._header, self.frames) if self.frames is not None else None
         started = last_event = last_status = time.monotonic()
@@ -161,6 +168,13 @@ class AdapterSource:
                 if limit is not None and not limit.before_end(item):
                     self.end_message = f"captured {self.frames} frames"
                     return
+                if limit is not None and type(item) is RecordBatch:
+                    kept = limit.trimmed(item)
+                    if len(kept) < len(item):
+                        if len(kept):
+                            yield kept
+                        self.end_message = f"captured {self.frames} frames"
+                        return
                 yield item
                 if limit is not None and limit.ends_with(item):
                     self.end_message = f"captured {self.frames} frames"
@@ -190,14 +204,16 @@ class AdapterSource:
     @staticmethod
     def _decode(
         events: list[tuple[str, dict[str, Any]]], progress: _Progress, unwrap: CycleUnwrapper
-    ) -> Iterator[CaptureItem]:
+    ) -> Iterator[BatchItem]:
         for name, fields in events:
             if name == "CAPTURE_CHUNK":
                 lost = fields["chunk_seq"] - progress.next_chunk
                 if lost > 0:
                     yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
                 progress.next_chunk = fields["chunk_seq"] + 1
-                yield from _unwrapped_records(fields["records"], unwrap)
+                batch = _unwrapped_batch(fields["records"], unwrap)
+                if len(batch):
+                    yield batch
             elif name == "RESET_DETECTED":
                 yield ResetDetected(unwrap(fields["cycle"]))
             elif name == "FRAME_SYNC":
@@ -219,27 +235,27 @@ class AdapterSource:
                 self.adapter.close()
 
 
-def _unwrapped_records(chunk: bytes, unwrap: CycleUnwrapper) -> list[CaptureRecord]:
+def _unwrapped_batch(chunk: bytes, unwrap: CycleUnwrapper) -> RecordBatch:
     """The chunk's records with full cycles; one unwrap per chunk unless the u32 wraps inside it (a
     chunk spans far less than 2³¹ cycles, so comparing its first and last stamp tells)."""
     if len(chunk) % CAPTURE_RECORD.size:
         capture_records(chunk)  # raises the protocol error
-    rows = list(CAPTURE_RECORD.iter_unpack(chunk))
-    if not rows:
-        return []
-    names = KIND_NAMES
-    high = unwrap(rows[0][0]) - rows[0][0]
+    batch = RecordBatch.from_wire(chunk)
+    if not len(batch):
+        return batch
+    cycles = batch.rows["cycle"]
+    first, last = int(cycles[0]), int(cycles[-1])
+    high = unwrap(first) - first
     before_last = unwrap.high, unwrap.last
-    if unwrap(rows[-1][0]) - rows[-1][0] != high:  # wrapped inside this chunk: go record by record
+    if unwrap(last) - last != high:  # wrapped inside this chunk: go record by record
         unwrap.high, unwrap.last = before_last
-        first = CaptureRecord(high | rows[0][0], names.get(rows[0][1], f"?{rows[0][1]}"), *rows[0][2:])
-        return [first] + [
-            CaptureRecord(unwrap(c), names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows[1:]
-        ]
-    return [CaptureRecord(high | c, names.get(k, f"?{k}"), a, v, p) for c, k, a, v, p in rows]
+        cycles[:] = [high | first] + [unwrap(low) for low in cycles[1:].tolist()]
+    elif high:
+        cycles += high
+    return batch
 
 
-class ConsoleSource:
+class ConsoleSource(BatchStream):
     """Our emulator's bus as a capture, straight from its bus listener: the items the simulated
     adapter's capture gives (`sim`), without the protocol in between (for a caller's own console).
 
@@ -273,33 +289,34 @@ class ConsoleSource:
             inputs=movie.text,
         )
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self._header
-
-    def items(self) -> Iterator[CaptureItem]:
+    def batches(self) -> Iterator[BatchItem]:
         console = self.console
-        wanted = self.kinds
-        pending: list[CaptureRecord | ResetDetected | FrameSync] = []
-        append = pending.append
+        wanted = {CAPTURE_KINDS[name] for name in self.kinds}
+        watch_p1 = CAPTURE_KINDS["P1"] in wanted
+        pending = FramePending()
+        record = pending.records.append
         p1_bits = console.p1 & CART_P1_MASK
         syncs = 0
-        kind_names = {FETCH: "FETCH", READ: "MOVX_READ", WRITE: "MOVX_WRITE"}
+        codes = {
+            FETCH: CAPTURE_KINDS["FETCH"],
+            READ: CAPTURE_KINDS["MOVX_READ"],
+            WRITE: CAPTURE_KINDS["MOVX_WRITE"],
+        }
 
         def listen(access: BusAccess) -> None:
             nonlocal p1_bits, syncs
             cycle, kind, address, value, p1 = access
             if p1 & CART_P1_MASK != p1_bits:
                 p1_bits = p1 & CART_P1_MASK
-                if "P1" in wanted:
-                    append(CaptureRecord(cycle, "P1", 0, p1_bits, p1))
-            name = kind_names[kind]
-            if name in wanted:
-                append(CaptureRecord(cycle, name, address, value, p1))
+                if watch_p1:
+                    record((cycle, CAPTURE_KINDS["P1"], 0, p1_bits, p1))
+            code = codes[kind]
+            if code in wanted:
+                record((cycle, code, address, value, p1))
             if kind == FETCH and address == RESET_ADDRESS:
-                append(ResetDetected(cycle))
+                pending.marker(ResetDetected(cycle))
             elif kind == FETCH and address == VSYNC_HOOK:
-                append(FrameSync(syncs, cycle))
+                pending.marker(FrameSync(syncs, cycle))
                 syncs += 1
 
         console.add_bus_listener(listen, fetches=True)
@@ -308,17 +325,87 @@ class ConsoleSource:
             while self.frames is None or console.frame < self.frames:
                 self.movie.apply(console, console.frame)
                 console.run_frames(1)
-                if end is not None and pending and pending[-1].cycle >= end:
-                    yield from (item for item in pending if item.cycle < end)
+                done = pending.take()
+                if end is not None and done and pending.last_cycle >= end:
+                    yield from before(done, end)
                     return
-                yield from pending
-                pending.clear()
-            yield from (item for item in pending if end is None or item.cycle < end)
+                yield from done
         finally:
             console.remove_bus_listener(listen)
 
     def close(self) -> None:
         pass
+
+
+class FramePending:
+    """What an emulator's bus listener collected in one frame: runs of record tuples, and markers."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, int, int, int, int]] = []
+        self.items: list[BatchItem] = []
+        self.last_cycle = -1
+
+    def marker(self, item: ResetDetected | FrameSync) -> None:
+        self._close_run()
+        self.items.append(item)
+        self.last_cycle = item.cycle
+
+    def _close_run(self) -> None:
+        if self.records:
+            self.last_cycle = max(self.last_cycle, self.records[-1][0])
+            self.items.append(RecordBatch.from_tuples(self.records))
+            self.records.clear()
+
+    def take(self) -> list[BatchItem]:
+        self._close_run()
+        done, self.items = self.items, []
+        return done
+
+
+def before(items: list[BatchItem], end: int) -> Iterator[BatchItem]:
+    """The items (and records of batches) stamped before cycle `end`."""
+    for item in items:
+        if type(item) is RecordBatch:
+            kept = item.until(end)
+            if len(kept):
+                yield kept
+        elif isinstance(item, ResetDetected | FrameSync) and item.cycle < end:
+            yield item
+
+
+EVENT_CHUNK, EVENT_RESET, EVENT_SYNC = (
+    MESSAGES[name].id for name in ("CAPTURE_CHUNK", "RESET_DETECTED", "FRAME_SYNC")
+)
+
+
+def event_batches(events: Iterable[tuple[int, bytes]]) -> Iterator[BatchItem]:
+    """Adapter event frames (frame type, payload), as the simulated adapter's `CaptureStream` makes
+    them, decoded into batches without the link (stamps stay u32: the check unwraps them)."""
+    for frame_type, payload in events:
+        if frame_type == EVENT_CHUNK:
+            records = payload[4:]
+            if len(records) % CAPTURE_RECORD.size:
+                capture_records(records)  # raises the protocol error
+            if records:
+                yield RecordBatch.from_wire(records)
+        elif frame_type == EVENT_RESET:
+            yield ResetDetected(int.from_bytes(payload[:4], "little"))
+        elif frame_type == EVENT_SYNC:
+            yield FrameSync(int.from_bytes(payload[:4], "little"), int.from_bytes(payload[4:8], "little"))
+
+
+class EventFrameSource(BatchStream):
+    """A capture source over adapter event frames (recorded, or produced live by a simulated console)."""
+
+    def __init__(self, header: CaptureHeader, events: Iterable[tuple[int, bytes]]) -> None:
+        self._header = header
+        self.events = events
+
+    def batches(self) -> Iterator[BatchItem]:
+        return event_batches(self.events)
+
+    def close(self) -> None:
+        """Nothing to release: the events are in memory or produced on demand."""
 
 
 def _dropped_gap(records: int) -> Gap:
@@ -400,19 +487,14 @@ def open_capture(
     from hilbridge.link.discovery import open_adapter
 
     adapter = open_adapter(device)
+    served = cartridge if serve else None
     header = CaptureHeader(
         source="adapter",
         region=region,
         notes=("input-free: the console's keyboard and joysticks are not on the slot",),
+        fetches="compressed",  # the firmware's sniff decoder leaves sequential fetches out
     )
-    return AdapterSource(
-        adapter,
-        frames=frames,
-        seconds=seconds,
-        kinds=kinds,
-        serve=cartridge if serve else None,
-        header=header,
-    )
+    return AdapterSource(adapter, frames=frames, seconds=seconds, kinds=kinds, serve=served, header=header)
 
 
 def _sim_source(
@@ -463,14 +545,8 @@ def _sim_source(
     )
     if serve and cartridge is None:
         raise HilbridgeError("--serve needs a cartridge image")
-    return AdapterSource(
-        adapter,
-        frames=frames,
-        seconds=seconds,
-        kinds=kinds,
-        serve=cartridge if serve else None,
-        header=header,
-    )
+    served = cartridge if serve else None
+    return AdapterSource(adapter, frames=frames, seconds=seconds, kinds=kinds, serve=served, header=header)
 
 
 CONSOLE_TIMED = ("sim", "mame", "emulator")  # consoles that start at power-on with known frame timing
@@ -495,13 +571,20 @@ class FrameLimit:
             self.end_cycle = Vdc(REGIONS[header.region]).frame_end_cycle(frames - 1)
         self.syncs = 0
 
-    def before_end(self, item: CaptureItem) -> bool:
-        """False when `item` lies past the end (leave it out and stop)."""
+    def before_end(self, item: CaptureItem | BatchItem) -> bool:
+        """False when `item` lies past the end (leave it out and stop); a batch is before the end
+        when its first record is (`trimmed` cuts it)."""
         if self.end_cycle is None or isinstance(item, Gap):
             return True
+        if type(item) is RecordBatch:
+            return not len(item) or int(item.rows["cycle"][0]) < self.end_cycle
         return item.cycle < self.end_cycle
 
-    def ends_with(self, item: CaptureItem) -> bool:
+    def trimmed(self, batch: RecordBatch) -> RecordBatch:
+        """The records of `batch` before the end (fewer than all of them: the end is inside it)."""
+        return batch if self.end_cycle is None else batch.until(self.end_cycle)
+
+    def ends_with(self, item: CaptureItem | BatchItem) -> bool:
         """True when `item` (already yielded) is the last one."""
         if self.end_cycle is None and isinstance(item, FrameSync):
             self.syncs += 1
@@ -509,21 +592,24 @@ class FrameLimit:
         return False
 
 
-class LimitedSource:
+class LimitedSource(BatchStream):
     """The first `frames` frames of another source (see `FrameLimit`)."""
 
     def __init__(self, source: CaptureSource, frames: int):
         self.source = source
+        self._header = source.header
         self.limit = FrameLimit(source.header, frames)
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self.source.header
-
-    def items(self) -> Iterator[CaptureItem]:
-        for item in self.source.items():
+    def batches(self) -> Iterator[BatchItem]:
+        for item in source_batches(self.source):
             if not self.limit.before_end(item):
                 return
+            if type(item) is RecordBatch:
+                kept = self.limit.trimmed(item)
+                if len(kept) < len(item):
+                    if len(kept):
+                        yield kept
+                    return
             yield item
             if self.limit.ends_with(item):
                 return

@@ -15,7 +15,7 @@ import hashlib
 
 from hilbridge.capture.stream import CaptureSource
 from hilbridge.check.emulator import KIND_BITS, EmulatorSide
-from hilbridge.check.engine import CheckResult, check_capture, reports_full_p1
+from hilbridge.check.engine import Check, CheckResult, reports_full_p1
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import Bios
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge
@@ -77,9 +77,9 @@ def check(
     try:
         drawn = pictures != "never" and "MOVX_READ" in source.header.kinds  # no reads: nothing is drawn
         side = expected_side(cart, source, region=region, bios=bios, inputs=inputs, pictures=drawn)
-        return check_capture(
+        return Check(
             side, source, frames=frames, tolerance=tolerance, pictures=pictures, progress=progress
-        )
+        ).run()
     finally:
         source.close()
 

@@ -14,8 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
-from hilbridge.link.adapter import CaptureRecord
+from hilbridge.capture.stream import (
+    BatchItem,
+    BatchStream,
+    CaptureHeader,
+    FrameSync,
+    RecordBatch,
+    ResetDetected,
+)
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import Bios
 from hilbridge.machine.bus import READ as BUS_READ
@@ -104,23 +110,24 @@ class EmulatorSide:
         (the simulated adapter stamps a change at the next access, which is the same cycle in cart
         code)."""
         self._port_write(port, value, cycle)
-        slot_p1 = self.console.p1 & CART_P1_MASK
-        if port == 1 and slot_p1 != self._p1:
+        if port == 1:
+            self._p1_seen(cycle, self.console.p1)
+
+    def _p1_seen(self, cycle: int, p1: int) -> int:
+        """P1 as the events show it, after a P1 event when the slot's P10/P11/P14 just changed."""
+        shown = p1 & self.p1_mask
+        slot_p1 = p1 & CART_P1_MASK
+        if slot_p1 != self._p1:
             self._p1 = slot_p1
             if self.what & 8:
-                self._events.append((cycle, P1, 0, slot_p1, self.console.p1 & self.p1_mask))
+                self._events.append((cycle, P1, 0, slot_p1, shown))
+        return shown
 
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        p1 = self.console.p1
-        slot_p1 = p1 & CART_P1_MASK
-        shown = p1 & self.p1_mask
+        shown = self._p1_seen(cycle, self.console.p1)
         events = self._events
-        if slot_p1 != self._p1:
-            self._p1 = slot_p1
-            if self.what & 8:
-                events.append((cycle, P1, 0, slot_p1, shown))
         if self.what & 1:
             events.append((cycle, FETCH, address, self.console.prog[address], shown))
         if address == RESET_ADDRESS:
@@ -135,13 +142,8 @@ class EmulatorSide:
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
-        slot_p1 = p1 & CART_P1_MASK
-        shown = p1 & self.p1_mask
+        shown = self._p1_seen(cycle, p1)
         events = self._events
-        if slot_p1 != self._p1:
-            self._p1 = slot_p1
-            if self.what & 8:
-                events.append((cycle, P1, 0, slot_p1, shown))
         code = READ if kind == BUS_READ else WRITE
         if not self.what >> code & 1:
             return
@@ -239,7 +241,7 @@ def _idle_skipping_cpu(side: EmulatorSide) -> type[Cpu]:
     return IdleSkippingCpu
 
 
-class EmulatorCapture:
+class EmulatorCapture(BatchStream):
     """The emulator as a `CaptureSource`: the items a slot would see, lazily, frame by frame."""
 
     def __init__(self, side: EmulatorSide, frames: int) -> None:
@@ -254,22 +256,25 @@ class EmulatorCapture:
             kinds=tuple(name for name, bit in KIND_BITS.items() if side.what & bit),
         )
 
-    @property
-    def header(self) -> CaptureHeader:
-        return self._header
-
-    def items(self) -> Iterator[CaptureItem]:
-        names = {code: name for name, code in CAPTURE_KINDS.items()}
+    def batches(self) -> Iterator[BatchItem]:
         syncs = 0
         for _ in range(self.frame_count):
-            for cycle, kind, address, value, p1 in self.side.next_frame().events:
+            run: list[Event] = []
+            for event in self.side.next_frame().events:
+                kind = event[1]
+                if kind != RESET and kind != SYNC:
+                    run.append(event if not kind & COPY_FLAG else (event[0], kind & ~COPY_FLAG, *event[2:]))
+                    continue
+                if run:
+                    yield RecordBatch.from_tuples(run)
+                    run = []
                 if kind == RESET:
-                    yield ResetDetected(cycle)
-                elif kind == SYNC:
-                    yield FrameSync(syncs, cycle)
-                    syncs += 1
+                    yield ResetDetected(event[0])
                 else:
-                    yield CaptureRecord(cycle, names[kind & ~COPY_FLAG], address, value, p1)
+                    yield FrameSync(syncs, event[0])
+                    syncs += 1
+            if run:
+                yield RecordBatch.from_tuples(run)
 
     def close(self) -> None:
         """Nothing to release: the emulator lives in this process."""

@@ -13,7 +13,9 @@ import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from hilbridge.capture.stream import CaptureItem, FrameSync, Gap, ResetDetected
+import numpy as np
+
+from hilbridge.capture.stream import BatchItem, CaptureItem, FrameSync, Gap, RecordBatch, ResetDetected
 from hilbridge.check.emulator import (
     COPY_FLAG,
     FETCH,
@@ -32,6 +34,7 @@ IRQ_ENTRY = 0x402
 NEVER = 1 << 62
 CYCLE_WRAP = 1 << 32  # capture records carry the low 32 bits of the cycle count
 BLOCK_ITEMS = 4096
+KNOWN_KINDS = np.array(sorted(CAPTURE_KINDS.values()))
 MARKERS = {
     "vsync": "the fetch of the VSYNC hook 0406h (FRAME_SYNC)",
     "irq": "the fetch of the external-interrupt entry 0402h (once per VBL interrupt)",
@@ -54,22 +57,24 @@ class CutFrame:
 
 
 def capture_blocks(
-    items: Iterator[CaptureItem], p1_mask: int, anchor: Callable[[], int], copies: bool, markers: bool = True
+    items: Iterator[BatchItem | CaptureItem],
+    p1_mask: int,
+    anchor: Callable[[], int],
+    copies: bool,
+    markers: bool = True,
 ) -> Iterator[Block]:
-    """Capture items as event blocks in the emulator's time, from the first reset on.
+    """Capture items (batched, `hilbridge.capture.stream.source_batches`) as event blocks in the
+    emulator's time, from the first reset on.
 
-    Cycles are unwrapped (records carry their low 32 bits) and shifted so that the first reset
-    falls on the emulator's (`anchor()`); P1 is masked to what both sides report. Copy-mode
+    Cycles are unwrapped (records may carry only their low 32 bits) and shifted so that the first
+    reset falls on the emulator's (`anchor()`); P1 is masked to what both sides report. Copy-mode
     accesses are kept only where the source reports them (`copies`), as the emulator side does;
     reset and VSYNC markers after the first reset only with `markers` (the emulator's fetches are
-    traced)."""
-    kinds = dict(CAPTURE_KINDS)
+    traced). A batch is turned into events with array operations, not record by record."""
     high = 0
     last = 0
     shift: int | None = None
     block: list[Event] = []
-    append = block.append
-    p1_kind, fetch, copy_bits = P1, FETCH, P16_COPY_MODE & p1_mask
 
     def unwrap(cycle: int) -> int:
         nonlocal high, last
@@ -80,53 +85,85 @@ def capture_blocks(
         last = cycle
         return cycle
 
+    def events_of(rows: np.ndarray) -> list[Event]:
+        nonlocal high, last
+        cycles = rows["cycle"].astype(np.int64) + high
+        steps = np.diff(cycles, prepend=last)
+        wraps = steps < -(CYCLE_WRAP // 2)
+        if wraps.any():
+            cycles += CYCLE_WRAP * np.cumsum(wraps)
+            high += CYCLE_WRAP * int(wraps.sum())
+        last = int(cycles[-1])
+        kinds = rows["kind"].astype(np.int64)
+        addresses = rows["address"].astype(np.int64)
+        p1 = rows["p1"].astype(np.int64)
+        shown = p1 & p1_mask
+        is_p1 = kinds == P1
+        addresses[is_p1] = 0
+        copied = ~is_p1 & (kinds != FETCH) & (p1 & (P16_COPY_MODE & p1_mask) != 0)
+        keep = np.isin(kinds, KNOWN_KINDS)
+        if copies:
+            kinds[copied] |= COPY_FLAG
+            shown[copied] = p1[copied]
+        else:
+            keep &= ~copied
+        if not keep.all():
+            cycles, kinds, addresses, shown = cycles[keep], kinds[keep], addresses[keep], shown[keep]
+            values = rows["value"][keep]
+        else:
+            values = rows["value"]
+        return list(
+            zip(
+                (cycles + shift).tolist(),
+                kinds.tolist(),
+                addresses.tolist(),
+                values.tolist(),
+                shown.tolist(),
+                strict=True,
+            )
+        )
+
     for item in items:
         if type(item) is CaptureRecord:
-            if shift is None:
-                continue
-            kind = kinds.get(item.kind)
-            if kind is None:
+            item = batched_record(item)
+            if item is None:
                 continue  # a record kind this check does not know is not evidence of anything
-            cycle = item.cycle + high
-            if cycle < last - CYCLE_WRAP // 2:
-                cycle = unwrap(item.cycle)
-            last = cycle
-            p1 = item.p1
-            if kind == p1_kind:
-                append((cycle + shift, P1, 0, item.value, p1 & p1_mask))
-            elif kind != fetch and p1 & copy_bits:
-                if copies:
-                    append((cycle + shift, kind | COPY_FLAG, item.address, item.value, p1))
-            else:
-                append((cycle + shift, kind, item.address, item.value, p1 & p1_mask))
-            if len(block) < BLOCK_ITEMS:
+        if type(item) is RecordBatch:
+            if shift is None or not len(item.rows):
                 continue
+            block += events_of(item.rows)
         elif isinstance(item, ResetDetected):
             cycle = unwrap(item.cycle)
             if shift is None:
                 shift = anchor() - cycle
             elif not markers:
                 continue
-            append((cycle + shift, RESET, RESET_ADDRESS, 0, 0))
+            block.append((cycle + shift, RESET, RESET_ADDRESS, 0, 0))
         elif isinstance(item, FrameSync):
             if shift is None or not markers:
                 continue
-            append((unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK, 0, 0))
+            block.append((unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK, 0, 0))
         elif isinstance(item, Gap):
             if shift is None:
                 continue
             if block:
                 yield block
                 block = []
-                append = block.append
             yield item
             continue
         if len(block) >= BLOCK_ITEMS:
             yield block
             block = []
-            append = block.append
     if block:
         yield block
+
+
+def batched_record(record: CaptureRecord) -> RecordBatch | None:
+    """One loose record as a batch (None: a kind this check does not know)."""
+    kind = CAPTURE_KINDS.get(record.kind)
+    if kind is None:
+        return None
+    return RecordBatch.from_tuples([(record.cycle, kind, record.address, record.value, record.p1)])
 
 
 def _cycle(event: Event) -> int:

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -46,6 +47,12 @@ def find_mame() -> str:
         if found:
             return found
     raise HilbridgeError(f"MAME executable not found ({candidates[0]})", hint=INSTALL_HINT)
+
+
+def inputs_lua() -> AbstractContextManager[Path]:
+    """The path of inputs.lua, the input-movie code that trace.lua and capture.lua both load (their
+    environment's HILBRIDGE_INPUTS_LUA), for as long as the context lasts."""
+    return resources.as_file(resources.files(__package__).joinpath("inputs.lua"))
 
 
 def mame_cycles_per_second(region: str) -> int:
@@ -210,7 +217,7 @@ def run_mame(
         wav_path = results / "audio.wav"
         cart_options = _layout(work, system, bios, charset, cart, slot)
         lua = resources.files(__package__).joinpath("trace.lua")
-        with resources.as_file(lua) as lua_path:
+        with resources.as_file(lua) as lua_path, inputs_lua() as inputs_path:
             command = [
                 mame, system, "-noreadconfig", *cart_options,
                 "-video", "none", "-sound", "none", "-nothrottle", "-skip_gameinfo", "-nomouse",
@@ -230,6 +237,7 @@ def run_mame(
                 TRACE_STATE="1" if state else "0",
                 TRACE_PIXELS=str(pixel_path) if pixels else "",
                 TRACE_INPUTS=inputs.mame_changes(),
+                HILBRIDGE_INPUTS_LUA=str(inputs_path),
                 SDL_VIDEODRIVER="dummy",
             )
             started = time.perf_counter()

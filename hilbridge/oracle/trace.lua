@@ -4,6 +4,7 @@
 -- hilbridge.oracle.trace, which documents every field.
 --
 -- Environment:
+--   HILBRIDGE_INPUTS_LUA  the path of inputs.lua (the input movie code both hilbridge scripts load)
 --   TRACE_OUT        trace file to write
 --   TRACE_FRAMES     frames to run, then exit
 --   TRACE_CYCLES_PER_SECOND  8048 machine cycles per second as MAME runs them (0.251 Lua cannot
@@ -92,25 +93,9 @@ local function hex_item(it, count)
   return table.concat(parts)
 end
 
--- input changes, by the frame before which they happen
-local input_changes = {}
-for frame, sign, port, mask in string.gmatch(os.getenv("TRACE_INPUTS") or "", "(%d+):([+-]):([^:;]+):(%x+)") do
-  local at = tonumber(frame)
-  input_changes[at] = input_changes[at] or {}
-  table.insert(input_changes[at], { pressed = sign == "+", port = port, mask = tonumber(mask, 16) })
-end
-
-local function apply_inputs(frame)
-  for _, change in ipairs(input_changes[frame] or {}) do
-    local port = assert(machine.ioport.ports[":" .. change.port], "no input port " .. change.port)
-    for name, field in pairs(port.fields) do
-      -- "Keyboard" is a configuration field that shares a mask with a key
-      if name ~= "Keyboard" and (field.mask & change.mask) ~= 0 then
-        field:set_value(change.pressed and 1 or 0)
-      end
-    end
-  end
-end
+-- the input movie (inputs.lua, shared with the other hilbridge script)
+local inputs_lua = assert(os.getenv("HILBRIDGE_INPUTS_LUA"), "HILBRIDGE_INPUTS_LUA is not set")
+local apply_inputs = assert(loadfile(inputs_lua))(machine, os.getenv("TRACE_INPUTS") or "")
 
 apply_inputs(0)
 local previous_pixels = nil

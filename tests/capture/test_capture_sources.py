@@ -16,7 +16,7 @@ from hilbridge.capture.sources import (
     AdapterSource,
     ConsoleSource,
     CycleUnwrapper,
-    _unwrapped_records,
+    _unwrapped_batch,
     open_capture,
 )
 from hilbridge.capture.stream import CaptureSource, FrameSync, Gap, ResetDetected
@@ -267,7 +267,8 @@ def test_records_of_a_chunk_that_wraps_inside_get_full_cycles():
     first = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0xFFFFFFF8, 0xFFFFFFFE, 0x1, 0x5))
     second = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0x9, 0xC))
     cycles = [
-        record.cycle for record in _unwrapped_records(first, unwrap) + _unwrapped_records(second, unwrap)
+        record.cycle
+        for record in _unwrapped_batch(first, unwrap).records() + _unwrapped_batch(second, unwrap).records()
     ]
     assert cycles == [0xFFFFFFF8, 0xFFFFFFFE, 2**32 + 1, 2**32 + 5, 2**32 + 9, 2**32 + 0xC]
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, ResetDetected
-from hilbridge.link.adapter import CaptureRecord, capture_records
-from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
+from hilbridge.capture.sources import EventFrameSource, event_batches
+from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, expanded
+from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
@@ -19,7 +20,6 @@ from hilbridge.sim.deviations import DeviantConsoleFactory, Deviation
 
 CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
-CHUNK, RESET, SYNC = (MESSAGES[name].id for name in ("CAPTURE_CHUNK", "RESET_DETECTED", "FRAME_SYNC"))
 
 
 @cache
@@ -33,19 +33,18 @@ def fixture_cart(name: str) -> Cartridge:
     return load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=name)
 
 
+def stream_events(stream: CaptureStream, frames: int) -> Iterator[tuple[int, bytes]]:
+    """The adapter event frames of `frames` video frames of a simulated console."""
+    for _ in range(frames):
+        yield from stream.next_events()
+
+
 def stream_items(stream: CaptureStream, frames: int) -> Iterator[CaptureItem]:
     """The items of `frames` video frames of a simulated console, decoded as an adapter source does."""
-    for _ in range(frames):
-        for frame_type, payload in stream.next_events():
-            if frame_type == CHUNK:
-                yield from capture_records(payload[4:])
-            elif frame_type == RESET:
-                yield ResetDetected(int.from_bytes(payload[:4], "little"))
-            elif frame_type == SYNC:
-                yield FrameSync(int.from_bytes(payload[:4], "little"), int.from_bytes(payload[4:8], "little"))
+    return expanded(event_batches(stream_events(stream, frames)))
 
 
-class SimulatedCapture:
+class SimulatedCapture(EventFrameSource):
     """A `CaptureSource` over the simulated console, deviating as `deviation` says (or not)."""
 
     def __init__(
@@ -62,13 +61,8 @@ class SimulatedCapture:
         self.stream = CaptureStream(cart, what, region, console=factory)
         self.frames = frames
         self.deviation = deviation
-        self.header = CaptureHeader(source="sim", mapper=cart.mapper, region=region, kinds=kinds)
-
-    def items(self) -> Iterator[CaptureItem]:
-        return stream_items(self.stream, self.frames)
-
-    def close(self) -> None:
-        pass
+        header = CaptureHeader(source="sim", mapper=cart.mapper, region=region, kinds=kinds)
+        super().__init__(header, stream_events(self.stream, frames))
 
 
 @dataclass(frozen=True)
