@@ -9,7 +9,7 @@ the CAPTURE_* kind numbers: comparing two frames is then one list comparison.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +28,6 @@ from hilbridge.machine.bus import READ as BUS_READ
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge
 from hilbridge.machine.console import Console
-from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.inputs import NO_INPUT, InputEvent, InputMovie
 
 FETCH = CAPTURE_KINDS["FETCH"]
@@ -101,8 +100,8 @@ class EmulatorSide:
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
         self.console.cpu.trace_fetches = True
-        if self.fetches:
-            self.console.cpu.__class__ = _idle_skipping_cpu(self)
+        # idle loops stay skipped: the CPU hands the skipped iterations' fetches and reads to the board
+        self.console.cpu.skip_traced = self.fetches
         self._port_write = self.console.port_write
 
     def _on_port_write(self, port: int, value: int, cycle: int) -> None:
@@ -177,68 +176,6 @@ class EmulatorSide:
     def frames(self) -> Iterator[EmulatedFrame]:
         while True:
             yield self.next_frame()
-
-
-SEARCH_BACK = 64  # events searched for the previous iteration of an idle loop
-
-
-def _idle_skipping_cpu(side: EmulatorSide) -> type[Cpu]:
-    """The CPU's class with idle-loop skipping kept while fetches are traced.
-
-    A traced CPU runs instruction by instruction and skips no idle loop, which makes a check with
-    fetches many times slower than the console. These loops repeat one iteration exactly (that is
-    why the CPU may skip them), so the fetches of the skipped iterations are the last iteration's,
-    shifted by its length; the skipped polling reads come from the CPU (`repeat_reads`), each put
-    back in its iteration. The tests compare this against a CPU stepping every instruction."""
-
-    def skip(cpu: Cpu, original: Callable[[Cpu], None]) -> None:
-        events = side._events
-        pc, cycle = cpu.pc, cpu.cycle
-        start = len(events) - 1
-        stop = max(-1, start - SEARCH_BACK)
-        while start > stop and not (events[start][1] == FETCH and events[start][2] == pc):
-            start -= 1
-        if start <= stop or side.console.p1 & P16_COPY_MODE:
-            return
-        while start > 0 and events[start - 1][0] == events[start][0] and events[start - 1][1] == FETCH:
-            start -= 1  # an operand fetched before `pc` in the same instruction belongs to it too
-        pattern = events[start:]
-        period = cycle - pattern[0][0]
-        if period <= 0 or any(kind not in (FETCH, READ) for _, kind, *_ in pattern):
-            return
-        before = len(events)
-        cpu.trace_fetches = False
-        try:
-            original(cpu)
-        finally:
-            cpu.trace_fetches = True
-        count, rest = divmod(cpu.cycle - cycle, period)
-        if not count and not rest:
-            return
-        reads = events[before:]
-        del events[before:]
-        per_iteration = sum(1 for event in pattern if event[1] == READ)
-        if rest or len(reads) != count * per_iteration:
-            raise AssertionError(f"idle loop at {pc:03X}h: {cpu.cycle - cycle} cycles, {len(reads)} reads")
-        polled = iter(reads)
-        for number in range(1, count + 1):
-            shift = number * period
-            for event in pattern:
-                if event[1] == READ:
-                    events.append(next(polled))
-                else:
-                    events.append((event[0] + shift, *event[1:]))
-
-    class IdleSkippingCpu(Cpu):
-        __slots__ = ()
-
-        def _skip_spin_loop(self) -> None:
-            skip(self, Cpu._skip_spin_loop)
-
-        def _skip_polling_loop(self) -> None:
-            skip(self, Cpu._skip_polling_loop)
-
-    return IdleSkippingCpu
 
 
 class EmulatorCapture(BatchStream):

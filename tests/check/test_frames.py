@@ -110,13 +110,12 @@ def traced_events(cart_name: str, frames: int, stepping: bool) -> list:
     from check_support import fixture_cart
 
     from hilbridge.check.emulator import EmulatorSide
-    from hilbridge.machine.cpu import Cpu
 
     side = EmulatorSide(
         fixture_cart(cart_name), kinds=("FETCH", "MOVX_READ", "MOVX_WRITE", "P1"), pictures=False
     )
     if stepping:
-        side.console.cpu.__class__ = Cpu  # the plain CPU: every instruction stepped and traced
+        side.console.cpu.skip_idle = False  # every instruction stepped and traced
     return [event for _ in range(frames) for event in side.next_frame().events]
 
 
