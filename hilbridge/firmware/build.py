@@ -52,17 +52,20 @@ def build(directory: Path | None = None, jobs: int = 1, build_dir: Path | None =
             f"{COMPILER} is not installed",
             hint="apt-get install --no-install-recommends gcc-arm-none-eabi",
         )
-    result = subprocess.run(
-        ["make", "-C", str(directory), f"-j{jobs}", f"PYTHON={sys.executable}", f"BUILD_DIR={out_dir}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode:
-        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-15:])
-        raise HilbridgeError(f"the firmware build failed:\n{tail}")
+    _make(directory, out_dir, f"-j{jobs}")
     out = out_dir / TARGET_NAME
     return BuildResult(out.with_suffix(".elf"), out.with_suffix(".bin"), out.with_suffix(".uf2"))
+
+
+def _make(directory: Path, build_dir: Path, *arguments: str) -> None:
+    """Run make in `directory` with our interpreter for its generators; HilbridgeError with make's last
+    lines when it fails."""
+    command = ["make", "-C", str(directory), *arguments, f"PYTHON={sys.executable}", f"BUILD_DIR={build_dir}"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode:
+        tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-30:])
+        targets = [argument for argument in arguments if not argument.startswith("-")]
+        raise HilbridgeError(" ".join(["make -C firmware", *targets, "failed:"]) + f"\n{tail}")
 
 
 # What a firmware build reads besides firmware/ itself (firmware/core.mk, rp2040.mk): the host's tables
@@ -112,15 +115,7 @@ def cached_build(target: str, cache: Path, directory: Path | None = None) -> Pat
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target}-", dir=cache))
     try:
-        result = subprocess.run(
-            ["make", "-s", "-C", str(directory), target, f"BUILD_DIR={staging}", f"PYTHON={sys.executable}"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode:
-            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-30:])
-            raise HilbridgeError(f"make -C firmware {target} failed:\n{tail}")
+        _make(directory, staging, "-s", target)
         try:
             staging.rename(final)
         except OSError:
