@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import random
 
-from hilbridge.link.protocol import HOST_FRAME_TYPES, MESSAGES, encode_frame
+from hilbridge.link.protocol import ERROR_CODES, HOST_FRAME_TYPES, MESSAGES, Frame, encode_frame
+
+ERROR_TYPE = MESSAGES["ERROR"].reply_type
 
 
 def fuzz_frames(rng: random.Random, count: int) -> tuple[bytes, list[str | None]]:
@@ -42,3 +44,15 @@ def fuzz_frames(rng: random.Random, count: int) -> tuple[bytes, list[str | None]
             pieces.append(encode_frame(message.id, seq, rng.randbytes(size) + tail))
             expected.append("any")
     return b"".join(pieces), expected
+
+
+def assert_fuzz_replies(replies: list[Frame], expected: list[str | None]) -> None:
+    """The replies to `fuzz_frames` plus a final HELLO (seq 77): one per answerable frame, in order,
+    with the error the protocol names where one is expected."""
+    answered = [(index, want) for index, want in enumerate(expected) if want is not None]
+    assert len(replies) == len(answered) + 1
+    for reply, (index, want) in zip(replies, answered, strict=False):
+        assert reply.seq == index % 256
+        if want != "any":
+            assert reply.type == ERROR_TYPE and reply.payload[0] == ERROR_CODES[want], (index, want, reply)
+    assert (replies[-1].type, replies[-1].seq) == (MESSAGES["HELLO"].reply_type, 77)
