@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from conftest import require_tool
 from starlette.testclient import TestClient
 from table_games import conquest_at_battle, saved
 
@@ -241,3 +242,20 @@ def test_a_bridge_that_fails_leaves_the_battle_to_be_typed_in_with_the_reason(tm
     done = battle.client.post(battle.url(battle.defender, "/battle"), json=body)
     assert done.status_code == 200, done.text
     assert battle.state(battle.other)["battle"] is None
+
+
+@pytest.mark.mame
+def test_a_battle_served_with_the_mame_console_is_confirmed_through_the_http_routes(tmp_path):
+    require_tool("mame")
+    battle = open_battle(tmp_path, console_bridge("mame", None, None, False))
+    seen = battle.asked(battle.attacker, asking("confirm"), seconds=240)  # MAME boots for each battle
+    bridge = seen["battle"]["bridge"]
+    assert "(from the ram record)" in bridge["text"]
+    assert battle.state(battle.other)["battle"]["bridge"]["state"] == "confirm"
+    assert battle.confirm(battle.attacker, bridge["question"], True).status_code == 200
+    done = battle.confirm(battle.defender, bridge["question"], True)
+    assert done.status_code == 200, done.text
+    said = f"{bridge['result']['winner']} wins. Result from console mame: ram record #1."
+    assert any(line.endswith(said) for line in done.json()["did"])
+    assert battle.table.pending_battle() is None
+    assert any(line.endswith(said) for line in battle.state(battle.other)["log"])
