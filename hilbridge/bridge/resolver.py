@@ -4,7 +4,8 @@ For each `CombatRequest` it tells the players what to enter (the energy units th
 side and, in the END GAME, the weapons they chose), plays those keys when the console is scripted,
 watches the capture until the battle is over, decodes winner and units with the cartridge's
 profile, shows them and asks for a one-key confirmation. A timeout, an unreadable screen, a result
-the rules refuse or a "no" from the players all end in a manual entry, with the reason; the result's
+the rules refuse, a "no" from the players or a confirmation that timed out all end in a manual
+entry, with the reason; the result's
 ``source`` says where it came from, so the action log records it. Nothing reaches the game before
 the result is confirmed: the engine applies what `resolve` returns.
 """
@@ -38,13 +39,33 @@ class BridgeUI(Protocol):
 
     def tell(self, request: CombatRequest, text: str) -> None: ...
 
-    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
-        """Whether the players accept the console's `result` (``text`` says it in words)."""
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> str | None:
+        """None when the players accept the console's `result` (``text`` says it in words); else
+        why not (`CORRECTED`, or a confirmation that timed out), the reason of the manual entry."""
         ...
 
-    def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
+    def manual(self, request: CombatRequest, reason: str) -> ManualEntry:
         """The result typed from the screen (``winner``, and in the END GAME ``energy``)."""
         ...
+
+
+CORRECTED = "the players corrected the console's result"
+
+
+@dataclass(frozen=True, slots=True)
+class ManualEntry:
+    """A result typed by hand, and who typed and who confirmed it where the UI knows (the web
+    table: one battle player enters, the other confirms), so that the log can say so."""
+
+    result: Mapping[str, Any]
+    entered_by: str | None = None
+    confirmed_by: str | None = None
+
+    def source(self, reason: str) -> str:
+        who = f" by {self.entered_by}" if self.entered_by else ""
+        if self.confirmed_by:
+            who += f", confirmed by {self.confirmed_by}"
+        return f"manual entry{who}: {reason}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +173,9 @@ class ConsoleResolver:
         question = (
             f"The console says: {result['winner']} wins; left: {shown} (from the {reading.source}). Correct?"
         )
-        if not self.ui.confirm(request, result, question):
-            return self._manual(request, "the players corrected the console's result")
+        refused = self.ui.confirm(request, result, question)
+        if refused is not None:
+            return self._manual(request, refused)
         return result
 
     def _fight(self, plan: BattlePlan) -> Reading:
@@ -202,8 +224,8 @@ class ConsoleResolver:
     def _manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
         self.ui.tell(request, f"Enter the result by hand: {reason}")
         while True:
-            typed = dict(self.ui.manual(request, reason))
-            result = {**typed, "source": f"manual entry: {reason}"}
+            entry = self.ui.manual(request, reason)
+            result = {**entry.result, "source": entry.source(reason)}
             problem = self._refused(result)
             if problem is None:
                 return result

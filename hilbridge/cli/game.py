@@ -11,7 +11,7 @@ import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,7 +20,11 @@ from hilbridge.files import check_outputs
 from hilbridge.game import CHANCE, Action, CombatRequest, DiceResolver, Game, RandomResolver, get_ruleset
 from hilbridge.game.registry import RULESET_MODULES
 from hilbridge.game.session import random_seed
+from hilbridge.table import CONFIRM_TIMEOUT_SECONDS
 from hilbridge.table.messages import describe_event
+
+if TYPE_CHECKING:
+    from hilbridge.bridge.resolver import ManualEntry
 
 
 def _parse_value(text: str) -> Any:
@@ -237,7 +241,7 @@ class ClickBridgeUI:
     def tell(self, request: CombatRequest, text: str) -> None:
         click.echo(text)
 
-    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> str | None:
         while True:
             if sys.stdin.isatty():
                 click.echo(f"{text} [y/n] ", nl=False)
@@ -246,10 +250,14 @@ class ClickBridgeUI:
             else:
                 key = click.prompt(f"{text} [y/n]", default="", show_default=False)
             if key.strip().lower() in ("y", "n"):
-                return key.strip().lower() == "y"
+                from hilbridge.bridge.resolver import CORRECTED
 
-    def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
-        return PromptResolver().resolve(request, None)
+                return None if key.strip().lower() == "y" else CORRECTED
+
+    def manual(self, request: CombatRequest, reason: str) -> ManualEntry:
+        from hilbridge.bridge.resolver import ManualEntry
+
+        return ManualEntry(PromptResolver().resolve(request, None))
 
 
 class ConsoleBattles:
@@ -417,6 +425,15 @@ def _load_as(save: Path, player: str | None) -> Game:
 )
 @click.option("--random-battles", is_flag=True, help="Let the computer decide console battles.")
 @_console_options
+@click.option(
+    "--confirm-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=CONFIRM_TIMEOUT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --console: how long the battle's players have to confirm the console's result "
+    "before it goes to manual entry.",
+)
 @click.option("--no-qr", is_flag=True, help="Print the URLs without QR codes.")
 def serve(
     save: Path,
@@ -427,16 +444,26 @@ def serve(
     cart: Path | None,
     profile: Path | None,
     screen_only: bool,
+    confirm_timeout: float,
     no_qr: bool,
 ) -> None:
     """Play SAVE in the browser: one private URL per player (docs/table.md).
 
     With --console, battles are fought on the console and its result is confirmed or corrected by
-    the battle's players on their own pages.
+    the battle's players on their own pages; a result typed by hand applies once both agree.
     """
     from hilbridge.table.serve import serve as serve_table
 
     _check_console_options(device, random_battles, cart, profile, screen_only)
     console = RandomResolver(Game.load(save).ruleset) if random_battles else None
     bridge = console_bridge(device, cart, profile, screen_only) if device is not None else None
-    serve_table(save, host=host, port=port, console=console, bridge=bridge, qr=not no_qr, echo=click.echo)
+    serve_table(
+        save,
+        host=host,
+        port=port,
+        console=console,
+        bridge=bridge,
+        confirm_timeout=confirm_timeout,
+        qr=not no_qr,
+        echo=click.echo,
+    )

@@ -22,6 +22,7 @@ from hilbridge.files import write_atomic
 from hilbridge.game import CHANCE, Action, CombatRequest, CombatResolver, DiceResolver, Game
 from hilbridge.game.session import SAVE_MODE
 from hilbridge.game.supremacy.board import RESOURCES
+from hilbridge.table import CONFIRM_TIMEOUT_SECONDS
 from hilbridge.table.board_svg import draw_board, zone_names
 from hilbridge.table.confirm import BattleStopped, Question, Unasked, WebBridgeUI
 from hilbridge.table.messages import describe_event
@@ -82,7 +83,11 @@ class Table:
     with neither it waits as a prompt the battle's players answer."""
 
     def __init__(
-        self, save: Path, console: CombatResolver | None = None, bridge: BridgeFactory | None = None
+        self,
+        save: Path,
+        console: CombatResolver | None = None,
+        bridge: BridgeFactory | None = None,
+        confirm_timeout: float = CONFIRM_TIMEOUT_SECONDS,
     ):
         if console is not None and bridge is not None:
             raise HilbridgeError("a table decides console battles with a resolver or the bridge, not both")
@@ -97,7 +102,7 @@ class Table:
         # Moves come from several threads, and the bridge's thread redraws pages while a player's
         # answer is handled (re-entrant: that answer's thread may be the one that redraws).
         self._lock = threading.RLock()
-        self.bridge_ui = WebBridgeUI(self._redraw) if bridge is not None else None
+        self.bridge_ui = WebBridgeUI(self._redraw, confirm_timeout) if bridge is not None else None
         self.bridge = bridge(self.bridge_ui, self._validate) if bridge is not None else None
         self._fight: threading.Thread | None = None
         self.bridge_failed: str | None = None  # why the bridge stopped: battles are then typed in
@@ -251,8 +256,11 @@ class Table:
                 return f"{fight} — fight it on the console{failed}"
             if asked["state"] == "fighting":
                 return f"{fight} — on the console now"
-            what = "to confirm the console's result" if asked["state"] == "confirm" else "to enter the result"
-            return f"{fight} — waiting for {', '.join(asked['waiting_for'])} {what}"
+            waiting = ", ".join(asked["waiting_for"])
+            if asked["state"] == "confirm":
+                left = f"{asked['seconds_left']:.0f} s left"
+                return f"{fight} — waiting for {waiting} to confirm the console's result ({left})"
+            return f"{fight} — waiting for {waiting} to enter or confirm the result by hand"
         waiting = view["waiting_for"]
         if player in waiting:
             return "Your move" + (
@@ -332,7 +340,8 @@ class Table:
     def battle(self, player: str, body: Any) -> dict[str, Any]:
         """Report the console battle's result: ``{"revision", "result"}`` (checked by the rules).
         With the bridge, this is the manual entry it asks for (after a correction, a timeout or an
-        unreadable screen), and the answer says what the result did once the game has it."""
+        unreadable screen): one battle player's entry, applied only once the other enters the same
+        result or confirms it; the answer says what the result did once the game has it."""
         with self._lock:
             before = len(self.game.entries)
             if not self._bridged():
@@ -344,14 +353,15 @@ class Table:
             question = self.bridge_ui.question
             try:
                 self._validate(result)
-                self.bridge_ui.answer_manual(player, result)
+                said, answered = self.bridge_ui.answer_manual(player, result)
             except HilbridgeError as error:
                 raise BadRequest(error.message) from None
-        return self._after_answer(player, before, question, ["result entered by hand"])
+        return self._after_answer(player, before, question if answered else None, [said])
 
     def confirm(self, player: str, body: Any) -> dict[str, Any]:
-        """A battle player's answer to the bridge's confirmation: ``{"question", "yes"}`` (the
-        question's number from the page: an answer to an older question is stale)."""
+        """A battle player's answer to the bridge's confirmation, or their yes to the other battle
+        player's manual entry: ``{"question", "yes"}`` (the question's number from the page: an
+        answer to an older question or an older entry is stale)."""
         if self.bridge_ui is None:
             raise BadRequest("this table has no console bridge")
         if not isinstance(body, dict) or set(body) - {"revision"} != {"question", "yes"}:

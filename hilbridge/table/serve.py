@@ -11,6 +11,7 @@ import segno
 import uvicorn
 
 from hilbridge.game import CombatResolver
+from hilbridge.table import CONFIRM_TIMEOUT_SECONDS
 from hilbridge.table.app import create_app
 from hilbridge.table.seats import BridgeFactory, Table, tokens_path
 
@@ -35,10 +36,11 @@ def serve(
     port: int = 8470,
     console: CombatResolver | None = None,
     bridge: BridgeFactory | None = None,
+    confirm_timeout: float = CONFIRM_TIMEOUT_SECONDS,
     qr: bool = True,
     echo: Callable[[str], None] = print,
 ) -> None:
-    table = Table(save, console, bridge)
+    table = Table(save, console, bridge, confirm_timeout)
     if host != LOCAL:
         echo(
             f"warning: serving on {host}: anyone who can reach this address and learns a URL plays as that "
@@ -53,7 +55,10 @@ def serve(
             echo(qr_text(url))
     echo("Give each player only their own URL. Ctrl-C stops the table; the game is saved after every move.")
     if bridge is not None:
-        echo("Console battles are fought on the console; their players confirm the result on their pages.")
+        echo(
+            "Console battles are fought on the console; their players confirm the result on their pages "
+            f"(within {confirm_timeout:g} s, else they enter it by hand)."
+        )
     try:
         uvicorn.run(create_app(table), host=host, port=port, log_level="warning", timeout_graceful_shutdown=1)
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from hilbridge.bridge.resolver import CORRECTED, ManualEntry
 from hilbridge.game.core import CombatRequest
 
 BEATS = {"PLANE": "TANK", "TANK": "SUB", "SUB": "PLANE"}  # docs/bridge.md: the weapon triangle
@@ -48,12 +49,12 @@ class ScriptedUI:
     def tell(self, request: CombatRequest, text: str) -> None:
         self.messages.append(text)
 
-    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> bool:
+    def confirm(self, request: CombatRequest, result: Mapping[str, Any], text: str) -> str | None:
         self.messages.append(text)
-        return self.answer
+        return None if self.answer else CORRECTED
 
-    def manual(self, request: CombatRequest, reason: str) -> dict[str, Any]:
+    def manual(self, request: CombatRequest, reason: str) -> ManualEntry:
         self.reasons.append(reason)
         if self.typed is None:
             raise AssertionError(f"unexpected manual entry: {reason}")
-        return self.typed(request, reason)
+        return ManualEntry(self.typed(request, reason))

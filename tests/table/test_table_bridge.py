@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import pytest
+from conftest import require_tool
 from starlette.testclient import TestClient
 from table_games import conquest_at_battle, saved
 
@@ -77,6 +78,7 @@ def test_both_players_confirm_the_consoles_result_and_the_log_names_the_console(
     assert "confirm the console's result" in seen["status"]
 
     onlooker = battle.state(battle.other)["battle"]["bridge"]
+    assert onlooker.pop("seconds_left") > 0
     assert onlooker == {"state": "confirm", "waiting_for": sorted([battle.attacker, battle.defender])}
     refused = battle.confirm(battle.other, bridge["question"], True)
     assert refused.status_code == 400 and "answers for this battle" in refused.json()["error"]
@@ -111,12 +113,88 @@ def test_a_correction_becomes_a_manual_entry_by_the_battles_players(tmp_path):
     assert wrong.status_code == 400 and "winner" in wrong.json()["error"]
     body = {"revision": revision, "result": {"winner": loser}}
     assert battle.client.post(battle.url(battle.other, "/battle"), json=body).status_code == 400
-    done = battle.client.post(battle.url(battle.attacker, "/battle"), json=body)
+    entered = battle.client.post(battle.url(battle.attacker, "/battle"), json=body)
+    assert entered.status_code == 200, entered.text
+    done = enter(battle, battle.defender, loser)  # the same result, on the page that shows it
     assert done.status_code == 200, done.text
     assert any(
-        line.endswith(f"{loser} wins. Result from manual entry: the players corrected the console's result.")
+        line.endswith(
+            f"{loser} wins. Result from manual entry by {battle.attacker}, confirmed by {battle.defender}: "
+            "the players corrected the console's result."
+        )
         for line in done.json()["did"]
     )
+
+
+def enter(battle: Battle, player: str, winner: str):
+    revision = battle.state(player)["revision"]
+    return battle.client.post(
+        battle.url(player, "/battle"), json={"revision": revision, "result": {"winner": winner}}
+    )
+
+
+def test_a_manual_entry_applies_only_once_the_other_battle_player_confirms_it(tmp_path):
+    battle = open_battle(tmp_path, console_bridge("sim", None, None, False))
+    bridge = battle.asked(battle.attacker, asking("confirm"))["battle"]["bridge"]
+    winner = bridge["result"]["winner"]
+    loser = next(p for p in (battle.attacker, battle.defender) if p != winner)
+    battle.confirm(battle.attacker, bridge["question"], False)
+    battle.asked(battle.attacker, asking("manual"))
+
+    # The loser types a false result: alone it changes nothing.
+    first = enter(battle, loser, loser)
+    assert first.status_code == 200, first.text
+    assert f"waiting for {winner} to confirm it" in first.json()["did"][0]
+    asked = battle.state(winner)["battle"]["bridge"]
+    assert asked["entry"] == {"result": {"winner": loser}, "entered_by": loser}
+    assert asked["waiting_for"] == [winner]
+    onlooker = battle.state(battle.other)["battle"]["bridge"]
+    assert onlooker == {"state": "manual", "waiting_for": [winner]}  # not what was entered
+    assert battle.table.pending_battle() is not None
+
+    # The winner enters what the screen showed: shown back to the loser, still nothing applied.
+    second = enter(battle, winner, winner)
+    assert second.status_code == 200 and f"differs from {loser}'s" in second.json()["did"][0]
+    seen = battle.state(loser)["battle"]["bridge"]
+    assert seen["entry"] == {"result": {"winner": winner}, "entered_by": winner}
+    assert seen["waiting_for"] == [loser] and battle.table.pending_battle() is not None
+    assert battle.confirm(winner, seen["question"], True).status_code == 400  # not their own entry
+    assert battle.confirm(loser, seen["question"] - 1, True).status_code == 409  # the older entry
+
+    done = battle.confirm(loser, seen["question"], True)
+    assert done.status_code == 200, done.text
+    said = (
+        f"{winner} wins. Result from manual entry by {winner}, confirmed by {loser}: "
+        "the players corrected the console's result."
+    )
+    assert any(line.endswith(said) for line in done.json()["did"])
+    assert battle.table.pending_battle() is None
+    assert any(line.endswith(said) for line in battle.state(battle.other)["log"])
+
+
+def test_an_unconfirmed_result_goes_to_manual_entry_after_the_timeout(tmp_path):
+    game = conquest_at_battle()
+    bridge = console_bridge("sim", None, None, False)
+    table = Table(saved(game, tmp_path / "conquest.json"), bridge=bridge, confirm_timeout=4)
+    revisions: list[str] = []
+    table.listeners.append(revisions.append)
+    attacker, defender = game.state["battle"]["attacker"], game.state["battle"]["defender"]
+    battle = Battle(table, TestClient(create_app(table)), attacker, defender, "")
+    seen = battle.asked(attacker, asking("confirm"))
+    assert 0 < seen["battle"]["bridge"]["seconds_left"] <= 4
+    assert "s left" in seen["status"]
+    assert battle.confirm(attacker, seen["battle"]["bridge"]["question"], True).status_code == 200
+    heard = len(revisions)
+
+    seen = battle.asked(defender, asking("manual"), seconds=10)
+    reason = seen["battle"]["bridge"]["text"]
+    assert reason == f"the console's result was not confirmed within 4 s (waiting for {defender})"
+    assert len(revisions) > heard  # the pages were told (the event stream sends the new revision)
+    assert "enter or confirm the result" in seen["status"]
+    assert table.pending_battle() is not None  # nothing applied
+    stale = battle.confirm(defender, seen["battle"]["bridge"]["question"] - 1, True)
+    assert stale.status_code == 409
+    table.close()
 
 
 def test_a_battle_that_never_ends_falls_back_to_manual_entry_with_the_reason(tmp_path):
@@ -131,10 +209,11 @@ def test_a_battle_that_never_ends_falls_back_to_manual_entry_with_the_reason(tmp
     assert reason.startswith("the battle did not end within")
     assert "reason" not in battle.state(battle.other)["battle"]["bridge"]
     assert "text" not in battle.state(battle.other)["battle"]["bridge"]
-    body = {"revision": seen["revision"], "result": {"winner": battle.defender}}
-    done = battle.client.post(battle.url(battle.defender, "/battle"), json=body)
+    assert enter(battle, battle.defender, battle.defender).status_code == 200
+    done = enter(battle, battle.attacker, battle.defender)
     assert done.status_code == 200, done.text
-    assert any(line.endswith(f"Result from manual entry: {reason}.") for line in done.json()["did"])
+    said = f"Result from manual entry by {battle.defender}, confirmed by {battle.attacker}: {reason}."
+    assert any(line.endswith(said) for line in done.json()["did"])
 
 
 def test_nobody_can_undo_or_move_while_the_console_fights(tmp_path):
@@ -163,3 +242,20 @@ def test_a_bridge_that_fails_leaves_the_battle_to_be_typed_in_with_the_reason(tm
     done = battle.client.post(battle.url(battle.defender, "/battle"), json=body)
     assert done.status_code == 200, done.text
     assert battle.state(battle.other)["battle"] is None
+
+
+@pytest.mark.mame
+def test_a_battle_served_with_the_mame_console_is_confirmed_through_the_http_routes(tmp_path):
+    require_tool("mame")
+    battle = open_battle(tmp_path, console_bridge("mame", None, None, False))
+    seen = battle.asked(battle.attacker, asking("confirm"), seconds=240)  # MAME boots for each battle
+    bridge = seen["battle"]["bridge"]
+    assert "(from the ram record)" in bridge["text"]
+    assert battle.state(battle.other)["battle"]["bridge"]["state"] == "confirm"
+    assert battle.confirm(battle.attacker, bridge["question"], True).status_code == 200
+    done = battle.confirm(battle.defender, bridge["question"], True)
+    assert done.status_code == 200, done.text
+    said = f"{bridge['result']['winner']} wins. Result from console mame: ram record #1."
+    assert any(line.endswith(said) for line in done.json()["did"])
+    assert battle.table.pending_battle() is None
+    assert any(line.endswith(said) for line in battle.state(battle.other)["log"])

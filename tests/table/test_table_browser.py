@@ -3,7 +3,8 @@
 They play a Supremacy blind bid and a battle; neither page's DOM nor any response its browser
 received holds the other player's secret bid (nor the seed); a screenshot of the map is kept; after
 a server restart both pages go on from the save. A Conquest battle fought on the emulated console
-(`serve --console sim`) is confirmed by its two players in their browsers.
+(`serve --console sim`) is confirmed by its two players in their browsers; a corrected one is
+entered in one player's browser and confirmed in the other's.
 """
 
 from __future__ import annotations
@@ -302,6 +303,46 @@ def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(
             page.wait(lambda p=page: p.driver.find_element(By.ID, "confirm-yes").click() is None, "a click")
         for page in pages.values():
             page.wait_log("Result from console sim: ram record #1.")
+            page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
+    finally:
+        for page in pages.values():
+            page.driver.quit()
+        server.stop()
+
+
+def test_a_corrected_battle_is_entered_in_one_browser_and_confirmed_in_the_other(tmp_path):
+    chromium = require_tool("chromium", "chromium-browser")
+    driver = require_tool("chromedriver")
+    game = conquest_at_battle()
+    attacker, defender = game.state["battle"]["attacker"], game.state["battle"]["defender"]
+    save = saved(game, tmp_path / "conquest.json")
+    server = Server(save, free_port(), tmp_path / "serve.log", ("--console", "sim"))
+    server.start()
+    tokens = json.loads((tmp_path / "conquest.json.tokens").read_text())["tokens"]
+    base = f"http://127.0.0.1:{server.port}/t/"
+    pages: dict[str, Page] = {}
+    try:
+        pages = {player: Page(base + tokens[player], chromium, driver) for player in (attacker, defender)}
+        first, second = pages[attacker], pages[defender]
+        first.wait(lambda: first.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
+        first.driver.find_element(By.ID, "confirm-no").click()
+
+        def enter() -> bool:
+            form = first.driver.find_element(By.CSS_SELECTOR, "#bridge form[data-kind=battle]")
+            Select(form.find_element(By.NAME, "winner")).select_by_value(defender)
+            form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            return True
+
+        first.wait(enter, "the manual entry form")
+        first.wait(lambda: "You entered: " + defender + " wins" in first.text("entry"), "the own entry")
+        second.wait(
+            lambda: f"{attacker} entered: {defender} wins" in second.text("entry"), "the other's entry"
+        )
+        assert "Battle for" not in second.text("log")  # nothing applied before the confirmation
+        second.driver.find_element(By.ID, "entry-yes").click()
+        said = f"Result from manual entry by {attacker}, confirmed by {defender}: the players corrected"
+        for page in pages.values():
+            page.wait_log(said)
             page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
     finally:
         for page in pages.values():

@@ -45,10 +45,18 @@ def test_serve_on_another_address_warns(tmp_path, monkeypatch):
 def test_serve_with_a_console_says_who_confirms_and_refuses_random_battles_too(tmp_path, monkeypatch):
     output, calls, _ = served(tmp_path, monkeypatch, "--console", "sim", "--no-qr")
     assert len(calls) == 1
-    assert "their players confirm the result on their pages" in output
+    assert "their players confirm the result on their pages (within 300 s" in output
     result = CliRunner().invoke(
         cli, ["game", "serve", str(tmp_path / "game.json"), "--console", "sim", "--random-battles"]
     )
     assert result.exit_code == 2 and "choose --console or --random-battles" in result.output
     result = CliRunner().invoke(cli, ["game", "serve", str(tmp_path / "game.json"), "--screen-only"])
     assert result.exit_code == 2 and "go with --console" in result.output
+
+
+def test_serve_takes_the_confirmation_timeout_and_refuses_one_that_is_not_positive(tmp_path, monkeypatch):
+    output, _, _ = served(tmp_path, monkeypatch, "--console", "sim", "--confirm-timeout", "42", "--no-qr")
+    assert "(within 42 s, else they enter it by hand)" in output
+    save = str(tmp_path / "game.json")
+    result = CliRunner().invoke(cli, ["game", "serve", save, "--console", "sim", "--confirm-timeout", "0"])
+    assert result.exit_code == 2 and "--confirm-timeout" in result.output

@@ -116,12 +116,22 @@ function resultForm(b) {
     params => send("/battle", {result: params}), "Report result");
 }
 
+function pagePlayer() { return document.body.dataset.player; }
+
+function describeResult(result) {
+  const energy = result.energy ? "; units left: " + Object.entries(result.energy).map(([p, n]) => `${p} ${n}`).join(", ") : "";
+  return `${result.winner} wins${energy}`;
+}
+
 // The console bridge's prompt: what the console read, confirmed or corrected by the battle's players.
 function bridgePrompt(b) {
   const bridge = b.bridge;
   const box = el("div", {id: "bridge", "data-state": bridge.state});
   box.appendChild(el("p", {text: `Console battle: ${b.attacker} attacks ${b.defender} on the console.`}));
   if (bridge.messages) box.appendChild(el("ul", {class: "bridge-messages"}, bridge.messages.map(m => el("li", {text: m}))));
+  if (bridge.seconds_left !== undefined) {
+    box.appendChild(el("p", {class: "deadline", text: `Unconfirmed after ${Math.round(bridge.seconds_left)} more seconds, the result is entered by hand.`}));
+  }
   if (bridge.state === "confirm" && b.yours) {
     if (bridge.you_confirmed) box.appendChild(el("p", {text: `Confirmed; waiting for ${bridge.waiting_for.join(", ")}.`}));
     else {
@@ -134,6 +144,17 @@ function bridgePrompt(b) {
     }
   } else if (bridge.state === "manual" && b.yours) {
     box.appendChild(el("p", {class: "reason", text: `Enter the result by hand: ${bridge.text}`}));
+    const entry = bridge.entry;
+    if (entry && entry.entered_by === pagePlayer()) {
+      box.appendChild(el("p", {id: "entry", text: `You entered: ${describeResult(entry.result)}. Waiting for ${bridge.waiting_for.join(", ")} to confirm it (or enter another result).`}));
+    } else if (entry) {
+      const agree = el("button", {type: "button", id: "entry-yes", text: "Yes, that is what the screen shows"});
+      agree.addEventListener("click", () => send("/confirm", {question: bridge.question, yes: true}));
+      box.appendChild(el("p", {id: "entry", text: `${entry.entered_by} entered: ${describeResult(entry.result)}. `}, [agree]));
+      box.appendChild(el("p", {text: "Or enter what the screen shows:"}));
+    } else {
+      box.appendChild(el("p", {text: "One of you enters it; the other confirms it on their own page."}));
+    }
     box.appendChild(resultForm(b));
   } else if (bridge.state !== "fighting") {
     box.appendChild(el("p", {text: `Waiting for ${bridge.waiting_for.join(", ")}.`}));
@@ -144,6 +165,7 @@ function bridgePrompt(b) {
 function render(state) {
   revision = state.revision;
   document.body.dataset.revision = state.revision;
+  document.body.dataset.player = state.player;
   document.getElementById("status").textContent = state.status;
   const map = document.getElementById("map");
   map.innerHTML = state.svg;
