@@ -59,6 +59,8 @@ class CaptureStream:
         self._events: list[tuple[int, bytes]] = []
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access, fetches=True)
+        # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in order
+        self.console.cpu.skip_traced = True
 
     def _record(self, cycle: int, kind: int, address: int, value: int, p1: int) -> None:
         if self.what >> kind & 1:
