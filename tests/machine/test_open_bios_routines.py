@@ -12,7 +12,7 @@ from open_bios_support import BIOS_FIXTURES, bios_cart, code, run_to_done
 
 from hilbridge.machine.bios import open_bios
 from hilbridge.machine.bus import WRITE
-from hilbridge.machine.console import KEYBOARD, Console
+from hilbridge.machine.console import JOYSTICK_BITS, KEYBOARD, Console
 from hilbridge.toolchain.assembler import assemble_text
 
 
@@ -136,6 +136,8 @@ def test_getjoystick(select, pressed, dx, dy, fire):
                                "fired: mov a,#1", "out: mov r7,a"), console_setup=press)  # fmt: skip
     cpu = console.cpu
     assert (cpu.register(2), cpu.register(3), cpu.register(7)) == (dx & 0xFF, dy & 0xFF, fire)
+    raw = ~sum(JOYSTICK_BITS[name] for name in pressed) & 0xFF  # the stick's bits as read, 0 = pressed
+    assert cpu.register(1) == raw  # programs such as spec7er's maze test R1 themselves
 
 
 @pytest.mark.parametrize(("entry", "prepare"), [

@@ -823,7 +823,8 @@ bank3:  orl     p1,#03h
         jmp     0408h
 
 ; getjoystick: the decoder and the bus on with P1 kept in R0 (4 instructions, as KTAA repeats them
-; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, then dx, dy and fire
+; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, the raw bits left in R1
+; (programs test them themselves), then dx, dy and fire
         entry   38Fh
 getjoystick:
         in      a,p1
@@ -839,6 +840,7 @@ getjoystick_p17:
         xch     a,r0
         outl    p1,a
         mov     a,r0
+        mov     r1,a                    ; the raw bits, 0 = pressed
         cpl     a                       ; bits now 1 = pressed: up, right, down, left, fire
         mov     r2,#0
         mov     r3,#0
