@@ -227,6 +227,27 @@ def test_vsyncirq_counts_frames():
     assert (console.cpu.ram[0x3E] - first) & 0xFF == 10
 
 
+def test_a_vsync_hook_that_reads_the_collisions_itself_continues_vsyncirq_at_0030h():
+    """The SD-cart menu's hook sets F1, reads A2h and enters vsyncirq at 0030h: waitvsync still returns
+    every frame, the frame counter counts and the collision bits land in iram 3Dh."""
+    hook = code("hook: clr f1", "cpl f1", "mov r1,#0A2h", "movx a,@r1", "mov r0,#3Fh", "jmp 030h")
+    body = code(
+        "org 400h", "jmp start", "jmp irq", "jmp timer", "jmp hook", "jmp start", "jmp soundirq",
+        "timer: retr", hook, "start: dis i", "call init", "call gfxon", "call waitvsync",
+        "mov r0,#3Eh", "mov a,@r0", "mov r7,a", "mov r2,#5", "again: call waitvsync", "djnz r2,again",
+        "mov r0,#3Eh", "mov a,@r0", "mov r6,a", "mov r0,#3Dh", "mov a,#5Ah", "mov @r0,a",
+        "call waitvsync", "mov a,@r0", "mov r5,a",
+    )  # fmt: skip
+    image, symbols = bios_cart(body, opening=False)
+    console = Console(image, bios=open_bios())
+    while console.cpu.pc != symbols["DONE"]:
+        console.step()
+        assert console.cpu.cycle < 2_000_000, f"waitvsync never returned; PC {console.cpu.pc:03X}h"
+    cpu = console.cpu
+    assert (cpu.register(6) - cpu.register(7)) & 0x3F == 5  # one count per frame
+    assert cpu.register(5) == console.vdc.registers[0xA2] != 0x5A  # vsyncirq stored A2h over 5Ah
+
+
 def test_irq_returns_a_and_p1_and_leaves_bank_0_alone():
     body = code("mov r0,#11h", "mov r5,#55h", "mov r6,#66h", "call extramenable", "en i", "mov a,#0C3h",
                 "mov r3,#30", "outer: mov r2,#0", "wait: djnz r2,wait", "djnz r3,outer", "dis i")  # fmt: skip

@@ -90,6 +90,14 @@ def test_bios_math_getjoystick_leaves_the_raw_bits_in_r1():
         assert raw[frame] == ~sum(JOYSTICK_BITS[name] for name in names) & 0xFF  # 0 = pressed
 
 
+def test_bios_vsync_hook_entering_vsyncirq_at_0030h_keeps_waitvsync_and_the_frame_counter():
+    counter = by_frame(ram_writes(emulator("bios_vsync_hook").trace.accesses), 0x00)
+    frames = sorted(counter)[2:]
+    assert len(frames) > 150  # waitvsync returned every frame
+    for before, after in pairwise(frames):
+        assert (counter[after] & 0x3F) == ((counter[before] & 0x3F) + after - before) % 60
+
+
 def test_bios_game_prints_hello_and_reads_the_keys():
     accesses = emulator("bios_game").trace.accesses
     registers = bytearray(256)

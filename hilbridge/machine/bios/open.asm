@@ -73,6 +73,7 @@ irqend: mov     a,r6
 vsyncirq:
         mov     r0,#VDC_COLLISION
         movx    a,@r0
+vs_collisions:
         mov     r1,#COLLISIONS
         mov     @r1,a
         inc     r1                      ; the clock's frame counter: bits 0-5 count 0-59
@@ -85,6 +86,13 @@ vsyncirq:
         mov     a,@r1
         anl     a,#0C0h                 ; 60 frames: back to 0, the clock bits kept
         mov     @r1,a
+        jmp     vs_frame
+
+; 0030h: the rest of vsyncirq with A = the collision bits, for cartridges whose VSYNC hook reads A2h
+; itself and jumps here (the SD-cart menu's); it must be 0030h and run everything after the read
+        entry   030h
+vsyncirq_collisions:
+        jmp     vs_collisions
 vs_frame:
         inc     r1
         clr     f1                      ; a frame has started (waitvsync)
