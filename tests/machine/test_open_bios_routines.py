@@ -12,7 +12,7 @@ from open_bios_support import BIOS_FIXTURES, bios_cart, code, run_to_done
 
 from hilbridge.machine.bios import open_bios
 from hilbridge.machine.bus import WRITE
-from hilbridge.machine.console import KEYBOARD, Console
+from hilbridge.machine.console import JOYSTICK_BITS, KEYBOARD, Console
 from hilbridge.toolchain.assembler import assemble_text
 
 
@@ -136,6 +136,8 @@ def test_getjoystick(select, pressed, dx, dy, fire):
                                "fired: mov a,#1", "out: mov r7,a"), console_setup=press)  # fmt: skip
     cpu = console.cpu
     assert (cpu.register(2), cpu.register(3), cpu.register(7)) == (dx & 0xFF, dy & 0xFF, fire)
+    raw = ~sum(JOYSTICK_BITS[name] for name in pressed) & 0xFF  # the stick's bits as read, 0 = pressed
+    assert cpu.register(1) == raw  # programs such as spec7er's maze test R1 themselves
 
 
 @pytest.mark.parametrize(("entry", "prepare"), [
@@ -223,6 +225,27 @@ def test_vsyncirq_counts_frames():
     first = console.cpu.ram[0x3E]
     console.run_frames(10)
     assert (console.cpu.ram[0x3E] - first) & 0xFF == 10
+
+
+def test_a_vsync_hook_that_reads_the_collisions_itself_continues_vsyncirq_at_0030h():
+    """The SD-cart menu's hook sets F1, reads A2h and enters vsyncirq at 0030h: waitvsync still returns
+    every frame, the frame counter counts and the collision bits land in iram 3Dh."""
+    hook = code("hook: clr f1", "cpl f1", "mov r1,#0A2h", "movx a,@r1", "mov r0,#3Fh", "jmp 030h")
+    body = code(
+        "org 400h", "jmp start", "jmp irq", "jmp timer", "jmp hook", "jmp start", "jmp soundirq",
+        "timer: retr", hook, "start: dis i", "call init", "call gfxon", "call waitvsync",
+        "mov r0,#3Eh", "mov a,@r0", "mov r7,a", "mov r2,#5", "again: call waitvsync", "djnz r2,again",
+        "mov r0,#3Eh", "mov a,@r0", "mov r6,a", "mov r0,#3Dh", "mov a,#5Ah", "mov @r0,a",
+        "call waitvsync", "mov a,@r0", "mov r5,a",
+    )  # fmt: skip
+    image, symbols = bios_cart(body, opening=False)
+    console = Console(image, bios=open_bios())
+    while console.cpu.pc != symbols["DONE"]:
+        console.step()
+        assert console.cpu.cycle < 2_000_000, f"waitvsync never returned; PC {console.cpu.pc:03X}h"
+    cpu = console.cpu
+    assert (cpu.register(6) - cpu.register(7)) & 0x3F == 5  # one count per frame
+    assert cpu.register(5) == console.vdc.registers[0xA2] != 0x5A  # vsyncirq stored A2h over 5Ah
 
 
 def test_irq_returns_a_and_p1_and_leaves_bank_0_alone():

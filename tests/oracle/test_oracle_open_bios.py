@@ -12,7 +12,7 @@ import pytest
 from conftest import require_tool
 
 from hilbridge.machine.bios import open_bios
-from hilbridge.machine.console import KEYBOARD
+from hilbridge.machine.console import JOYSTICK_BITS, KEYBOARD
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.oracle.emulator import EmulatorRun, run_emulator
 from hilbridge.oracle.mame import MameRun, run_mame
@@ -81,6 +81,21 @@ def test_bios_math_joystick_results_follow_the_inputs():
     assert (dx[80], dy[80], fire[80], direction[80]) == (1, 0xFF, 0, 1)
     assert (dx[150], dy[150], fire[150], direction[150]) == (0xFF, 1, 1, 5)
     assert (dx[250], dy[250], fire[250], direction[250]) == (0, 0, 0, 8)
+
+
+def test_bios_math_getjoystick_leaves_the_raw_bits_in_r1():
+    raw = by_frame(ram_writes(emulator("bios_math").trace.accesses), 0x0E)
+    pressed = {80: ("up", "right"), 150: ("down", "left", "fire"), 250: ()}  # the inputs of carts.tsv
+    for frame, names in pressed.items():
+        assert raw[frame] == ~sum(JOYSTICK_BITS[name] for name in names) & 0xFF  # 0 = pressed
+
+
+def test_bios_vsync_hook_entering_vsyncirq_at_0030h_keeps_waitvsync_and_the_frame_counter():
+    counter = by_frame(ram_writes(emulator("bios_vsync_hook").trace.accesses), 0x00)
+    frames = sorted(counter)[2:]
+    assert len(frames) > 150  # waitvsync returned every frame
+    for before, after in pairwise(frames):
+        assert (counter[after] & 0x3F) == ((counter[before] & 0x3F) + after - before) % 60
 
 
 def test_bios_game_prints_hello_and_reads_the_keys():

@@ -73,6 +73,7 @@ irqend: mov     a,r6
 vsyncirq:
         mov     r0,#VDC_COLLISION
         movx    a,@r0
+vs_collisions:
         mov     r1,#COLLISIONS
         mov     @r1,a
         inc     r1                      ; the clock's frame counter: bits 0-5 count 0-59
@@ -85,6 +86,13 @@ vsyncirq:
         mov     a,@r1
         anl     a,#0C0h                 ; 60 frames: back to 0, the clock bits kept
         mov     @r1,a
+        jmp     vs_frame
+
+; 0030h: the rest of vsyncirq with A = the collision bits, for cartridges whose VSYNC hook reads A2h
+; itself and jumps here (the SD-cart menu's); it must be 0030h and run everything after the read
+        entry   030h
+vsyncirq_collisions:
+        jmp     vs_collisions
 vs_frame:
         inc     r1
         clr     f1                      ; a frame has started (waitvsync)
@@ -823,7 +831,8 @@ bank3:  orl     p1,#03h
         jmp     0408h
 
 ; getjoystick: the decoder and the bus on with P1 kept in R0 (4 instructions, as KTAA repeats them
-; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, then dx, dy and fire
+; before it calls getjoystick_p17 at 0395h), the stick read, P1 restored, the raw bits left in R1
+; (programs test them themselves), then dx, dy and fire
         entry   38Fh
 getjoystick:
         in      a,p1
@@ -839,6 +848,7 @@ getjoystick_p17:
         xch     a,r0
         outl    p1,a
         mov     a,r0
+        mov     r1,a                    ; the raw bits, 0 = pressed
         cpl     a                       ; bits now 1 = pressed: up, right, down, left, fire
         mov     r2,#0
         mov     r3,#0
