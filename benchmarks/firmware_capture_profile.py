@@ -50,7 +50,23 @@ def functions(elf: Path) -> tuple[list[int], list[str]]:
     return starts, names
 
 
-def profile(slowdown: int, folder: Path) -> tuple[dict, Counter]:
+def disassembly(elf: Path, name: str) -> dict[int, str]:
+    """The instructions of one function, by address, as arm-none-eabi-objdump prints them."""
+    lines = subprocess.run(
+        ["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", f"--disassemble={name}", str(elf)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out = {}
+    for line in lines.stdout.splitlines():
+        address, _, instruction = line.strip().partition(":\t")
+        if instruction and all(c in "0123456789abcdef" for c in address):
+            out[int(address, 16)] = instruction
+    return out
+
+
+def profile(slowdown: int, folder: Path) -> tuple[dict, Counter, Counter]:
     image = demo_image()
     trace = write_bus_trace(image, DEMO_MAPPER, folder / "demo.trace", frames=2)
     table = cart_table(image, DEMO_MAPPER, folder)
@@ -71,19 +87,24 @@ def profile(slowdown: int, folder: Path) -> tuple[dict, Counter]:
         process.wait(timeout=30)
     starts, names = functions(uf2.with_suffix(".elf"))
     by_function: Counter = Counter()
+    by_pc: Counter = Counter()
     for pc, cycles in json.loads(output.read_text()):
         name = "(asleep in WFI)" if pc < 0 else names[max(0, bisect.bisect_right(starts, pc & ~1) - 1)]
         by_function[name] += cycles
-    return {"accesses": done["accesses"], **totals}, by_function
+        by_pc[pc & ~1] += cycles
+    return {"accesses": done["accesses"], **totals}, by_function, by_pc
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slowdown", type=int, default=4)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--function", action="append", default=[], help="also list its cycles per instruction"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        counts, by_function = profile(options.slowdown, Path(directory))
+        counts, by_function, by_pc = profile(options.slowdown, Path(directory))
     accesses = counts["accesses"]
     budget = CPU_CYCLES_PER_MACHINE_CYCLE * options.slowdown
     total = sum(by_function.values())
@@ -97,6 +118,10 @@ def main() -> None:
     print(
         "(the main loop polls without sleeping, so the cycles per access fill the budget whatever the load)"
     )
+    for name in options.function:
+        print(f"{name}, cycles per access at each instruction:")
+        for address, instruction in disassembly(built_uf2().with_suffix(".elf"), name).items():
+            print(f"  {by_pc[address] / accesses:6.2f}  {address:08x}  {instruction}")
 
 
 if __name__ == "__main__":

@@ -84,3 +84,6 @@ $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 	$(ARM_CC) $(ARM_CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(ARM_OBJECTS:.o=.d)
+
+# The sniff decoder runs once per console access: optimised for speed (-Os spills its loop's state).
+$(ARM_DIR)/sniff_decode.o: ARM_CFLAGS += -O2

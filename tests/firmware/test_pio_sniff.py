@@ -14,6 +14,8 @@ from bus_waves import Layout, SlotAccess, slot_accesses, waveform
 from c_build import BUS_SOURCES, shared_library
 from cart_fixtures import SERVED, image
 from conftest import require_tool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pio_harness import Harness, require_module, tool
 
 from hilbridge.machine.bus import FETCH, READ, WRITE
@@ -68,8 +70,15 @@ def sniff(accesses: list[SlotAccess], region: str) -> tuple[list[tuple[int, int]
 
 
 def decode(
-    library: ctypes.CDLL, events: list[tuple[int, int]], cycle_q8: int
+    library: ctypes.CDLL,
+    events: list[tuple[int, int]],
+    cycle_q8: int,
+    pieces: list[int] | None = None,
+    general: bool = False,
 ) -> list[tuple[int, str, int, int, int]]:
+    """The decoder's accesses for the events, fed as the firmware feeds them (sniff_decoder_feed_events:
+    all at once, or in `pieces` of so many events, the rest at the end); `pieces=[1] * n` is one call of
+    that per event; `general`: one sniff_decoder_feed per event (the general path alone)."""
     out: list[tuple[int, str, int, int, int]] = []
 
     @ACCESS
@@ -79,8 +88,16 @@ def decode(
     decoder = ctypes.create_string_buffer(256)
     sink = Sink(None, access)
     library.sniff_decoder_init(decoder, ctypes.byref(sink), ctypes.c_uint32(cycle_q8))
-    for ticks, pins in events:
-        library.sniff_decoder_feed(decoder, ctypes.c_uint32(ticks), ctypes.c_uint32(pins))
+    if general:
+        for ticks, pins in events:
+            library.sniff_decoder_feed(decoder, ctypes.c_uint32(ticks), ctypes.c_uint32(pins))
+        return out
+    words = (ctypes.c_uint32 * (2 * len(events)))(*[word for event in events for word in event])
+    at = 0
+    for size in [*(pieces or []), len(events)]:
+        size = min(size, len(events) - at)
+        library.sniff_decoder_feed_events(decoder, ctypes.byref(words, 8 * at), ctypes.c_uint32(2 * size))
+        at += size
     return out
 
 
@@ -249,3 +266,35 @@ def test_decoder_finds_pal_and_the_console_clock_from_the_vsync_hook(
         nominal = decode(decoder_library, synthetic_events(accesses, cycle_pal), _cycle_q8("pal"))
         early = slice(0, per_frame * 16)
         assert [g[0] for g in nominal[early]] != [w[0] - want[0][0] for w in want[early]]
+
+
+@st.composite
+def bus_activity(draw: st.DrawFn) -> list[SlotAccess]:
+    """Accesses with the gaps that take the decoder's other paths: back to back, BIOS silences of
+    thousands of cycles, a console held for more than FAST_TICKS (2^19 ticks, 12,000 cycles), and
+    the 0400h/0406h fetches, sequential or not."""
+    cycle, out = 0, []
+    for _ in range(draw(st.integers(1, 60))):
+        cycle += draw(st.sampled_from([1, 1, 2, 3, 40, 7200, 20000, 300000]))
+        kind = draw(st.sampled_from([FETCH, FETCH, FETCH, READ, WRITE]))
+        if kind == FETCH:
+            address = draw(st.sampled_from([0x400, 0x401, 0x406, 0x407, 0x500, 0x501, 0xFFF]))
+        else:
+            address = draw(st.integers(0, 0xFF))
+        out.append(
+            SlotAccess(cycle, kind, address, draw(st.integers(0, 0xFF)), draw(st.sampled_from([0, 3, 0x13])))
+        )
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(accesses=bus_activity(), pieces=st.lists(st.integers(0, 8), max_size=12))
+def test_the_fast_loop_decodes_as_the_general_path(
+    decoder_library: ctypes.CDLL, accesses: list[SlotAccess], pieces: list[int]
+) -> None:
+    """sniff_decoder_feed_events (the firmware's loop, its state in locals, split anywhere) gives
+    the accesses and stamps of one sniff_decoder_feed per event, which the emulator tests check."""
+    events = synthetic_events(accesses, tool("gen_timing").load_timing().cycle_pio("ntsc"))
+    general = decode(decoder_library, events, _cycle_q8("ntsc"), general=True)
+    assert decode(decoder_library, events, _cycle_q8("ntsc"), pieces=pieces) == general
+    assert [g[1:] for g in general] == [w[1:] for w in expected(accesses)]

@@ -422,11 +422,14 @@ static void sniff_drain(void)
         core_capture_dropped(bus.core, skip / 2u);
         bus.consumed += skip;
     }
-    while (bus.consumed != produced) {
-        uint32_t ticks = sniff_ring[bus.consumed % BUS_SNIFF_RING_WORDS];
-        uint32_t pins = sniff_ring[(bus.consumed + 1u) % BUS_SNIFF_RING_WORDS];
-        bus.consumed += 2u;
-        sniff_decoder_feed(&bus.decoder, ticks, pins);
+    while (bus.consumed != produced) { /* up to the ring's end, then from its start */
+        uint32_t at = bus.consumed % BUS_SNIFF_RING_WORDS;
+        uint32_t count = produced - bus.consumed;
+        if (count > BUS_SNIFF_RING_WORDS - at) {
+            count = BUS_SNIFF_RING_WORDS - at;
+        }
+        sniff_decoder_feed_events(&bus.decoder, sniff_ring + at, count);
+        bus.consumed += count;
     }
     if (*pio_reg(PIO_SNIFF_PIO, PIO_FDEBUG) & PIO_FDEBUG_RXSTALL(PIO_SNIFF_SM)) {
         *pio_reg(PIO_SNIFF_PIO, PIO_FDEBUG) = PIO_FDEBUG_RXSTALL(PIO_SNIFF_SM);

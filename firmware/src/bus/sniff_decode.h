@@ -55,14 +55,21 @@ typedef struct {
     void (*access)(void *context, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1);
 } sniff_sink;
 
+/* What an event of one kind adds to the distance between two machine-cycle starts, PIO cycles x 256:
+ * `own_q8` for the event itself, `carry_q8` for the next one. Both depend on the cycle length. */
+typedef struct {
+    int32_t own_q8;             /* (SNIFF_EVENT_EXTRA + seen) x 256 - strobe phase + cycle_q8 / 2 */
+    int32_t carry_q8;           /* (sample - seen) x 256 + strobe phase */
+} sniff_kind_timing;
+
 typedef struct {
     sniff_sink sink;
     uint32_t cycle_q8;          /* PIO cycles per machine cycle x 256 */
-    int32_t phase_q8[3];        /* strobe phase of each kind for this cycle length, PIO cycles x 256 */
+    sniff_kind_timing timing[3];
+    uint32_t event_pio[3];      /* PIO cycles of each kind's path: SNIFF_EVENT_EXTRA + sample */
     bool started;               /* an event has been seen */
     uint32_t last_ticks;
-    uint32_t last_edge_offset;  /* previous event: cycles from its strobe being seen to its sample */
-    int32_t last_phase_q8;      /* strobe phase of the previous event, PIO cycles x 256 */
+    int32_t last_carry_q8;      /* carry_q8 of the previous event, at the cycle length it had */
     uint32_t cycle;             /* machine cycle of the previous event */
     uint16_t next_fetch;        /* the address a sequential fetch would have; 0xFFFF: none */
     uint32_t frames;
@@ -76,5 +83,8 @@ typedef struct {
 void sniff_decoder_init(sniff_decoder *decoder, const sniff_sink *sink, uint32_t cycle_q8);
 /* One event: `ticks` is the first word the program pushed (X), `pins` the second (GPIO 0-25). */
 void sniff_decoder_feed(sniff_decoder *decoder, uint32_t ticks, uint32_t pins);
+/* `count` words (an even number) of events as the program pushed them: the same as feeding each
+ * pair, faster (the main loop's path at one access per machine cycle). */
+void sniff_decoder_feed_events(sniff_decoder *decoder, const uint32_t *words, uint32_t count);
 
 #endif
