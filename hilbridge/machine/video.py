@@ -255,16 +255,22 @@ class Picture:
                 x0, x1 = min(x0, left), max(x1, left + (34 if zoomed else 17))
         x1 = min(x1, VISIBLE_WIDTH)
         columns = slice(x0 - 1, x1)
-        source = self.grid.drawn(low, end - 1)[low:end, columns].astype(np.uint16)
-        # (bool * uint16 scalar: numpy's uint8 shifts are many times slower than its multiplies)
-        source |= major.opaque[low:end, columns] * np.uint16(SOURCE_MAJOR)
+        # source bytes fit in uint8 unless the left neighbour's grid bits are looked up too (<< 4);
+        # half the bytes to move and no shift make this the faster pass (MAME 0.251 has no edge rule)
+        kind = np.dtype(np.uint16) if EDGE_LEFT_OF_MAJOR else np.dtype(np.uint8)
+        source = self.grid.drawn(low, end - 1)[low:end, columns].astype(kind)
+        # (bool * integer scalar: numpy's uint8 shifts are many times slower than its multiplies)
+        source |= major.opaque[low:end, columns] * kind.type(SOURCE_MAJOR)
         for index, _zoomed, top, sprite in self.sprites_in(low, end):
             a, b = max(low, top), min(end, top + len(sprite))
-            source[a - low : b - low] |= sprite[a - top : b - top, columns] * np.uint16(1 << index)
+            source[a - low : b - low] |= sprite[a - top : b - top, columns] * kind.type(1 << index)
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
-        lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
-        lookup *= 16
-        lookup |= source[:, 1:]
+        if EDGE_LEFT_OF_MAJOR:
+            lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
+            lookup *= 16
+            lookup |= source[:, 1:]
+        else:
+            lookup = source[:, 1:]
         self.combined_bits[low:end, x0:x1] = np.take(collision_table(self.enable), lookup)
 
     def _collision_lines(self, first: int, last: int) -> Picture:
@@ -580,8 +586,8 @@ _MAJOR_WIDTH = VISIBLE_WIDTH + 16  # a cell starting left of the edge draws up t
 
 class MajorSystem:
     """The major system (quads, then characters) of one set of registers 10-7F, drawn line by line
-    on first use: cells covered, opaque pixels, colour of the first opaque pixel, overlap (two cells
-    or more), lines with an opaque pixel, and each line's overlap as a bit mask (bit x = pixel x).
+    on first use: opaque pixels, colour of the first opaque pixel, overlap (two cells or more),
+    lines with an opaque pixel, and each line's overlap as a bit mask (bit x = pixel x).
     Cells starting right of the visible area are left out (nothing of them is seen or overlaps)."""
 
     def __init__(self, key: bytes) -> None:
@@ -598,10 +604,10 @@ class MajorSystem:
         self.cell_reach = bytearray(VISIBLE_LINES)  # 1 = a cell reaches that line
         for y, bottom, *_rest in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
+        self.overlap_boxes = overlap_boxes(self.cells)
         # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
         blank = np.empty if self.cells else np.zeros
         shape = (VISIBLE_LINES, _MAJOR_WIDTH)
-        self.cover = blank(shape, np.uint8)
         self.opaque = blank(shape, bool)
         self.colour = blank(shape, np.uint8)
         self.overlap = blank((VISIBLE_LINES, VISIBLE_WIDTH), bool)
@@ -626,7 +632,6 @@ class MajorSystem:
         if low < 0:
             return True
         end = built.rfind(0, first, last + 1) + 1
-        self.cover[low:end] = 0
         self.colour[low:end] = 0
         # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
         # colours are 8-15, so a pixel is opaque where it has one
@@ -634,12 +639,14 @@ class MajorSystem:
             top, stop = max(y, low), min(bottom, end)
             if top < stop:
                 bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
-                cell = (slice(top, stop), slice(x, x + 16))
-                self.cover[cell] += 1
-                self.colour[cell][bits] = colour
+                np.copyto(self.colour[top:stop, x : x + 16], colour, where=bits)
         np.not_equal(self.colour[low:end], 0, out=self.opaque[low:end])
         overlap = self.overlap[low:end]
-        np.greater_equal(self.cover[low:end, :VISIBLE_WIDTH], 2, out=overlap)
+        overlap.fill(False)
+        for top, stop, left, right in self.overlap_boxes:
+            top, stop = max(top, low), min(stop, end)
+            if top < stop:
+                self.overlap[top:stop, left:right] = True
         self.opaque[low:end, :VISIBLE_WIDTH].any(axis=1, out=self.lines[low:end])
         masks = self.overlap_masks
         for row in np.flatnonzero(overlap.any(axis=1)).tolist():
@@ -648,6 +655,22 @@ class MajorSystem:
             )
         built[low:end] = b"\1" * (end - low)
         return True
+
+
+def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """(top, bottom + 1, x0, x1 + 1) where two cells meet, clipped to the visible width: their union
+    is where two cells or more cover a pixel. A few comparisons per pair of cells in Python cost less
+    than counting every cell's cover in a numpy array (one call per cell), and only the few
+    overlapping pairs then touch the array."""
+    boxes = []
+    for index, cell in enumerate(cells):
+        y, bottom, x = cell[0], cell[1], cell[2]
+        for other in cells[index + 1 :]:
+            other_x = other[2]
+            if -16 < other_x - x < 16 and other[0] < bottom and y < other[1]:
+                left, right = (other_x, x + 16) if other_x > x else (x, other_x + 16)
+                boxes.append((max(y, other[0]), min(bottom, other[1]), left, min(right, VISIBLE_WIDTH)))
+    return boxes
 
 
 @lru_cache(maxsize=32)
