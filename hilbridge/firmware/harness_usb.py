@@ -5,7 +5,9 @@ control transfers, prints the raw device, configuration and string descriptors i
 the vendor interface's bulk endpoints to a TCP port. This backend parses those bytes as libusb would
 (interfaces by number, alternate settings, endpoints, class-specific extras), answers GET_DESCRIPTOR
 from them, and carries bulk transfers to the TCP port; it accepts transfers only on the bulk endpoints
-of the vendor interface the firmware declared, as a claimed interface on a real host would.
+of the vendor interface the firmware declared, as a claimed interface on a real host would. As on a
+Linux host, the device is already configured (the harness's host did that) and a CDC driver holds the
+CDC interfaces, so SET_CONFIGURATION fails with EBUSY, as usbfs answers it then.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ GET_DESCRIPTOR = 0x06
 DESCRIPTOR_DEVICE, DESCRIPTOR_CONFIGURATION, DESCRIPTOR_STRING = 1, 2, 3
 DESCRIPTOR_INTERFACE, DESCRIPTOR_ENDPOINT = 4, 5
 INTERFACE_CLASS_VENDOR = 0xFF
+CDC_CLASSES = (0x02, 0x0A)  # communication and data interfaces, which cdc_acm binds
 DEVICE_FIELDS = (
     ("bLength", "B"),
     ("bDescriptorType", "B"),
@@ -155,7 +158,12 @@ class HarnessUsbBackend(usb.backend.IBackend):
         _, self.vendor_interface, self.vendor_endpoints = vendor_bulk_endpoints(self.interfaces)
         self.socket = socket.create_connection((host, int(port)))
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.configured = 0
+        self.configured = self.configuration.bConfigurationValue
+        self.kernel_drivers = {
+            settings[0].bInterfaceNumber
+            for settings in self.interfaces
+            if settings[0].bInterfaceClass in CDC_CLASSES
+        }
         self.claimed: set[int] = set()
         self._handle = object()
 
@@ -190,6 +198,8 @@ class HarnessUsbBackend(usb.backend.IBackend):
         self.socket.close()
 
     def set_configuration(self, dev_handle, config_value):
+        if self.kernel_drivers:
+            raise usb.core.USBError("interfaces held by the CDC driver", errno=errno.EBUSY)
         self.configured = config_value
 
     def get_configuration(self, dev_handle):
@@ -199,19 +209,21 @@ class HarnessUsbBackend(usb.backend.IBackend):
         pass
 
     def claim_interface(self, dev_handle, intf):
+        if intf in self.kernel_drivers:
+            raise usb.core.USBError("interface held by the CDC driver", errno=errno.EBUSY)
         self.claimed.add(intf)
 
     def release_interface(self, dev_handle, intf):
         self.claimed.discard(intf)
 
     def is_kernel_driver_active(self, dev_handle, intf):
-        return False
+        return intf in self.kernel_drivers
 
     def detach_kernel_driver(self, dev_handle, intf):
-        pass
+        self.kernel_drivers.discard(intf)
 
     def attach_kernel_driver(self, dev_handle, intf):
-        pass
+        self.kernel_drivers.add(intf)
 
     def clear_halt(self, dev_handle, ep):
         pass
