@@ -99,16 +99,18 @@ def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
 
 
 class RunningFirmware:
-    """The harness process: its socket:// URL, and the JSON events it prints on stdout."""
+    """The harness process: its socket:// URL, the USB descriptors it read, and the JSON events it prints."""
 
     def __init__(self, process: subprocess.Popen):
         self.process = process
         self.url = ""
         self.connected = False
+        self.descriptors: dict = {}
         for event in self._events(timeout=STARTUP_TIMEOUT):
             if event["event"] == "listening":
                 self.url = event["url"]
             if event["event"] == "usb-connected":
+                self.descriptors = event["descriptors"]
                 self.connected = True
                 break
         assert self.url and self.connected, "the harness ended before its USB device was up"
@@ -133,7 +135,8 @@ class RunningFirmware:
 
 @contextlib.contextmanager
 def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[RunningFirmware]:
-    """The emulated adapter on USB CDC bridged to TCP, once USB is up; stopped afterwards."""
+    """The emulated adapter's link (USB CDC unless `--link` says otherwise) bridged to TCP, once USB is
+    up; stopped afterwards."""
     process = subprocess.Popen(
         _harness_command(uf2 or built_uf2(), *arguments), stdout=subprocess.PIPE, text=True
     )

@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 // Firmware in the loop: the built UF2 booted through the real RP2040 boot ROM in rp2040js, its USB
-// CDC link served on TCP, PIO state machines stepped in lock-step with the CPU, and (optionally) the
+// link served on TCP, PIO state machines stepped in lock-step with the CPU, and (optionally) the
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
-//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|uart]
+//   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|vendor|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
 //                    [--boot-check CYCLES] [--pc-profile FILE]
 //
 // --pc-profile writes, at exit, the CPU cycles spent at each PC while the console was playing, as JSON
 // pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
-// --link uart serves the firmware's UART fallback (UART0) on the TCP port instead of USB CDC; USB
-// still enumerates. It prints one JSON object per line on stdout: {"event": "listening", "url": ...}
-// first, then "booted" (the CPU reached the application's reset handler), "usb-connected", with
+// --link usb serves the USB CDC-ACM data interface on the TCP port, --link vendor the vendor-specific
+// bulk interface (pyusb's UsbTransport through hilbridge.firmware.harness_usb), --link uart the UART
+// fallback (UART0); USB enumerates in every case. It prints one JSON object per line on stdout:
+// {"event": "listening", "url": ...} first, then "booted" (the CPU reached the application's reset
+// handler), "usb-connected" (with "descriptors": device, configuration and string descriptors as hex,
+// read from the device by GET_DESCRIPTOR, and the pipes' endpoint numbers), with
 // --link uart "uart-pins" (the function of the UART's GPIOs) when a client first sends, and with
 // --boot-check a final {"event": "boot-check", "booted": true|false} before it exits.
 import fs from 'node:fs';
@@ -55,7 +58,7 @@ function fail(message) {
 }
 
 if (!options.uf2 || !options.bootrom) fail('--uf2 and --bootrom are required');
-if (!['usb', 'uart'].includes(options.link)) fail('--link is usb or uart');
+if (!['usb', 'vendor', 'uart'].includes(options.link)) fail('--link is usb, vendor or uart');
 const mcu = new RP2040();
 mcu.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
 prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2))));
@@ -69,7 +72,7 @@ if (options['cart-table'] || options.console) {
   plugins = await attachBus(mcu, options, events);
 }
 
-const usb = new UsbBridge(mcu, events);
+const usb = new UsbBridge(mcu, events, options.link === 'vendor' ? 'vendor' : 'cdc');
 const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
 const { clock, core } = mcu;
 let booted = false;

@@ -1,7 +1,9 @@
 """USB descriptors of the adapter, packed from `firmware/usb/descriptors.json` into a C header.
 
-VID:PID are taken from `hilbridge.link.usb`, so the firmware enumerates as what `hilbridge devices`
-looks for. Run by `firmware/Makefile`: `python -m hilbridge.firmware.usb_descriptors JSON OUT.h`.
+A value written as a name in capitals (VID:PID, the vendor interface's class, endpoint addresses and
+packet size) is taken from `hilbridge.link.usb`, so the firmware enumerates as what `hilbridge devices`
+and `UsbTransport` look for. Run by `firmware/Makefile`:
+`python -m hilbridge.firmware.usb_descriptors JSON OUT.h`.
 """
 
 from __future__ import annotations
@@ -97,15 +99,28 @@ def string_descriptor(text: str) -> bytes:
     return bytes([2 + len(encoded), 3]) + encoded
 
 
+def _host_constant(value: Any) -> Any:
+    """A name such as "BULK_OUT" is that constant of `hilbridge.link.usb`; other values are literal."""
+    if isinstance(value, str) and value.isupper():
+        try:
+            return getattr(usb, value)
+        except AttributeError:
+            raise HilbridgeError(
+                f"descriptors.json names {value!r}, which hilbridge.link.usb does not define"
+            ) from None
+    return value
+
+
 def build(spec: dict[str, Any]) -> dict[str, Any]:
     """Packed descriptors: device, configuration (with computed totals), strings, endpoints."""
     string_names = list(spec["strings"])  # string index i + 1
-    device = dict(spec["device"])
-    for key in ("idVendor", "idProduct"):
-        device[key] = getattr(usb, device[key])
+    device = {key: _host_constant(value) for key, value in spec["device"].items()}
     for key in ("iManufacturer", "iProduct", "iSerialNumber"):
         device[key] = string_names.index(device[key]) + 1
-    items = spec["configuration"]
+    items = [
+        {key: value if key == "name" else _host_constant(value) for key, value in item.items()}
+        for item in spec["configuration"]
+    ]
     endpoints: dict[str, tuple[int, int]] = {}
     interfaces = 0
     packed: list[bytes] = []

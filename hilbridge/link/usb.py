@@ -1,8 +1,9 @@
 """`UsbTransport`: the adapter's vendor-class bulk interface through pyusb.
 
 The adapter enumerates as VID:PID 1209:4F32 (pid.codes open-source VID; the PID is a placeholder until
-one is allocated) with one vendor interface (class FFh) holding bulk OUT 01h and bulk IN 81h. Without
-root, access needs the udev rule in `docs/udev/60-hilbridge.rules`.
+one is allocated), a composite of a CDC-ACM function and one vendor interface (class FFh) holding bulk
+OUT 01h and bulk IN 81h; `firmware/usb/descriptors.json` takes these values from here. Without root,
+access needs the udev rule in `docs/udev/60-hilbridge.rules`.
 """
 
 from __future__ import annotations
@@ -56,6 +57,19 @@ def describe(device: Any) -> UsbDeviceInfo:
     return UsbDeviceInfo(device.bus, device.address, serial, product)
 
 
+def _configured(device: Any, core: Any) -> Any:
+    """The active configuration, set only on an unconfigured device.
+
+    The adapter is composite: on Linux `cdc_acm` holds its CDC interfaces, and usbfs refuses
+    SET_CONFIGURATION (EBUSY) while another driver holds an interface of the device.
+    """
+    try:
+        return device.get_active_configuration()
+    except core.USBError:
+        device.set_configuration()
+        return device.get_active_configuration()
+
+
 class UsbTransport:
     """Bulk transfers to one adapter chosen by VID:PID and, optionally, serial number."""
 
@@ -85,9 +99,8 @@ class UsbTransport:
         self.name = label
         self.device = chosen
         try:
-            chosen.set_configuration()
             interface = util.find_descriptor(
-                chosen.get_active_configuration(), bInterfaceClass=INTERFACE_CLASS_VENDOR
+                _configured(chosen, core), bInterfaceClass=INTERFACE_CLASS_VENDOR
             )
             if interface is None:
                 raise DeviceNotFound(f"{label} has no vendor bulk interface (wrong firmware?)")

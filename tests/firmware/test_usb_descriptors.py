@@ -1,12 +1,23 @@
-"""The generated USB descriptors: the VID:PID discovery looks for, and a CDC-ACM layout a host accepts."""
+"""The generated USB descriptors: the VID:PID discovery looks for, a CDC-ACM layout a host accepts, and
+the vendor interface `UsbTransport` opens."""
 
 from __future__ import annotations
 
 import struct
 from pathlib import Path
 
+import pytest
+
+from hilbridge.errors import HilbridgeError
 from hilbridge.firmware.usb_descriptors import build, header, load_spec
-from hilbridge.link.usb import ADAPTER_PID, ADAPTER_VID
+from hilbridge.link.usb import (
+    ADAPTER_PID,
+    ADAPTER_VID,
+    BULK_IN,
+    BULK_OUT,
+    INTERFACE_CLASS_VENDOR,
+    PACKET_SIZE,
+)
 
 SPEC = Path(__file__).resolve().parents[2] / "firmware" / "usb" / "descriptors.json"
 
@@ -34,7 +45,7 @@ def test_configuration_totals_and_counts_are_consistent():
     parts = split(configuration)
     assert struct.unpack_from("<H", parts[0], 2)[0] == len(configuration)
     interfaces = [p for p in parts if p[1] == 4]
-    assert parts[0][4] == len(interfaces) == 2
+    assert parts[0][4] == len(interfaces) == 3
     for index, interface in enumerate(interfaces):
         start = parts.index(interface)
         following = parts[start + 1 :]
@@ -42,10 +53,16 @@ def test_configuration_totals_and_counts_are_consistent():
         assert interface[4] == sum(1 for p in following[:stop] if p[1] == 5), index
 
 
+def endpoints_of(parts: list[bytes], interface_class: int) -> list[bytes]:
+    start = next(i for i, p in enumerate(parts) if p[1] == 4 and p[5] == interface_class)
+    following = parts[start + 1 :]
+    stop = next((i for i, p in enumerate(following) if p[1] == 4), len(following))
+    return [p for p in following[:stop] if p[1] == 5]
+
+
 def test_cdc_data_interface_has_one_bulk_endpoint_each_way():
     parts = split(build(load_spec(SPEC))["configuration"])
-    data = next(i for i, p in enumerate(parts) if p[1] == 4 and p[5] == 10)
-    endpoints = [p for p in parts[data + 1 :] if p[1] == 5]
+    endpoints = endpoints_of(parts, 10)
     assert sorted((p[2] & 0x80, p[3] & 3, struct.unpack_from("<H", p, 4)[0]) for p in endpoints) == [
         (0x00, 2, 64),
         (0x80, 2, 64),
@@ -55,3 +72,23 @@ def test_cdc_data_interface_has_one_bulk_endpoint_each_way():
 def test_header_names_the_runtime_serial_string():
     text = header(load_spec(SPEC))
     assert "#define USB_STRING_RUNTIME 3u" in text and "usb_config_descriptor" in text
+
+
+def test_vendor_interface_has_the_bulk_endpoints_usb_transport_opens():
+    parts = split(build(load_spec(SPEC))["configuration"])
+    endpoints = endpoints_of(parts, INTERFACE_CLASS_VENDOR)
+    assert sorted((p[2], p[3] & 3, struct.unpack_from("<H", p, 4)[0]) for p in endpoints) == sorted(
+        [(BULK_OUT, 2, PACKET_SIZE), (BULK_IN, 2, PACKET_SIZE)]
+    )
+
+
+def test_no_two_interfaces_share_an_endpoint_address():
+    addresses = [p[2] for p in split(build(load_spec(SPEC))["configuration"]) if p[1] == 5]
+    assert len(addresses) == len(set(addresses)) == 5
+
+
+def test_a_name_hilbridge_link_usb_does_not_define_is_an_error():
+    spec = load_spec(SPEC)
+    spec["configuration"][-1]["bEndpointAddress"] = "BULK_SIDEWAYS"
+    with pytest.raises(HilbridgeError, match="BULK_SIDEWAYS"):
+        build(spec)

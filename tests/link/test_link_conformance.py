@@ -7,7 +7,9 @@ through pyserial; pyusb through the simulated backend. The same suite runs again
 `fw-host`, its C protocol core built for the PC (`make -C firmware host`) on a pty, holding the demo
 cartridge and playing the reference emulator's bus trace into captures; and `firmware`, the RP2040
 image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`),
-over USB CDC and (`firmware-uart`) over its UART fallback.
+over USB CDC, (`firmware-uart`) over its UART fallback and (`firmware-usb`) over its vendor bulk
+interface through pyusb (`UsbTransport` on a backend holding the descriptors the harness read from the
+firmware, `hilbridge.firmware.harness_usb`).
 Expected cartridge
 bytes come from the cartridge model, not from the link.
 """
@@ -20,8 +22,9 @@ import zlib
 
 import pytest
 from conftest import served_firmware_host, served_simulator, write_bus_trace
-from firmware_loop import EMULATED_LINK, FLASH_SERIAL, demo_cart_table, served_firmware
+from firmware_loop import EMULATED_LINK, FLASH_SERIAL, demo_cart_table, running_firmware
 
+from hilbridge.firmware.harness_usb import HarnessUsbBackend
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
 from hilbridge.link.protocol import (
@@ -46,6 +49,7 @@ TRANSPORTS = (
     "fw-host",
     pytest.param("firmware", marks=pytest.mark.slow),
     pytest.param("firmware-uart", marks=pytest.mark.slow),
+    pytest.param("firmware-usb", marks=pytest.mark.slow),
 )
 # What a device says about itself where it is not the simulated adapter: serial, FIRMWARE_INFO text,
 # capabilities.
@@ -54,6 +58,7 @@ IDENTITY = {
     "fw-host": ("FWHOST-0001", "hilbridge firmware core", ALL_CAPABILITIES),
     "firmware": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
     "firmware-uart": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
+    "firmware-usb": (FLASH_SERIAL, "adapter firmware", ALL_CAPABILITIES),
 }
 pytestmark = pytest.mark.filterwarnings(  # pyserial's rfc2217 client thread setup
     "ignore:set(Daemon|Name)\\(\\) is deprecated:DeprecationWarning"
@@ -79,15 +84,18 @@ def adapter(request, tmp_path_factory):
             url = served.enter_context(served_simulator("--port", "0", "--rfc2217"))
             assert url.startswith("rfc2217://")
             transport = SerialTransport(url)
-        elif request.param in ("firmware", "firmware-uart"):
+        elif request.param in ("firmware", "firmware-uart", "firmware-usb"):
             folder = tmp_path_factory.mktemp("firmware")
             trace = write_bus_trace(demo_image(), DEMO_MAPPER, folder / "demo.trace")
             console = ("--console", str(trace), "--console-slowdown", "4")
-            link = ("--link", "uart" if request.param == "firmware-uart" else "usb")
-            url = served.enter_context(
-                served_firmware("--cart-table", str(demo_cart_table()), *console, *link)
+            link = ("--link", {"firmware-uart": "uart", "firmware-usb": "vendor"}.get(request.param, "usb"))
+            running = served.enter_context(
+                running_firmware("--cart-table", str(demo_cart_table()), *console, *link)
             )
-            transport = SerialTransport(url)
+            if request.param == "firmware-usb":
+                transport = UsbTransport(backend=HarnessUsbBackend(running.url, running.descriptors))
+            else:
+                transport = SerialTransport(running.url)
         else:
             transport = SerialTransport(served.enter_context(served_simulator("--pty")))
         device = Adapter(transport, **(EMULATED_LINK if request.param.startswith("firmware") else {}))

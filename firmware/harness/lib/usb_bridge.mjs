@@ -1,35 +1,39 @@
-// The firmware's USB CDC-ACM function, enumerated by rp2040js's USBCDC host and bridged to one TCP
-// client at a time (pyserial opens it as socket://127.0.0.1:PORT).
+// One of the firmware's USB pipes (the CDC-ACM data interface, or the vendor-specific interface that
+// pyusb's UsbTransport opens), enumerated by ./usb_host.mjs and bridged to one TCP client at a time.
+// For "cdc" pyserial opens it as socket://127.0.0.1:PORT; for "vendor" hilbridge.firmware.harness_usb
+// does, as the bulk endpoints behind a pyusb backend.
 //
-// USBCDC answers every bulk OUT poll at once, with zero bytes when it has none, and drops bytes past
-// its 512-byte FIFO. The bridge holds the poll instead until the host has bytes, so nothing is lost
-// and an idle firmware is not woken every 10 us of simulated time.
+// The bridge holds a bulk OUT poll until the host has bytes (rp2040js's own USBCDC answers it at once
+// with zero bytes and drops bytes past its 512-byte FIFO), so nothing is lost and an idle firmware is
+// not woken every 10 us of simulated time. Once the device is configured it prints {"event":
+// "usb-connected", "descriptors": {...}} with the raw descriptors it read from the device.
 import net from 'node:net';
-import { USBCDC } from 'rp2040js';
+import { UsbHost } from './usb_host.mjs';
 
 export class UsbBridge {
-  constructor(mcu, events) {
+  constructor(mcu, events, pipe = 'cdc') {
     this.mcu = mcu;
     this.events = events;
-    this.cdc = new USBCDC(mcu.usbCtrl);
+    this.pipe = pipe;
+    this.host = new UsbHost(mcu);
     this.fromHost = [];
     this.pendingRead = 0;
     this.client = null;
     this.connected = false;
     this.bytesIn = 0;
     this.bytesOut = 0;
-    this.cdc.onDeviceConnected = () => {
+    this.host.onConfigured = (report) => {
       this.connected = true;
-      this.events.emit({ event: 'usb-connected' });
+      // One line: a reader that selects on a buffered pipe would not see a second line read with the first.
+      this.events.emit({ event: 'usb-connected', pipe: this.pipe, bridged: pipe in report.pipes, descriptors: report });
     };
-    this.cdc.onSerialData = (data) => {
+    this.host.onPipeData = (name, data) => {
+      if (name !== this.pipe) return;
       this.bytesOut += data.length;
       if (this.client) this.client.write(Buffer.from(data));
     };
-    const usb = mcu.usbCtrl;
-    const hostRead = usb.onEndpointRead;
-    usb.onEndpointRead = (endpoint, size) => {
-      if (endpoint !== this.cdc.outEndpoint) return hostRead(endpoint, size);
+    this.host.onPipeRead = (name, size) => {
+      if (name !== this.pipe) return; // the other pipe's host has nothing to send
       this.pendingRead = size;
       this.deliver();
     };
@@ -48,7 +52,7 @@ export class UsbBridge {
     }
     this.pendingRead = 0;
     this.bytesIn += chunk.length;
-    this.mcu.usbCtrl.endpointReadDone(this.cdc.outEndpoint, new Uint8Array(chunk));
+    this.host.send(this.pipe, new Uint8Array(chunk));
   }
 
   get hostWaiting() {

@@ -1,5 +1,6 @@
-/* The adapter's main loop: bytes from USB CDC (or the UART fallback) into the protocol core, its
- * replies and events back out on the link the host last spoke on, and the bus engines polled. */
+/* The adapter's main loop: bytes from USB (the CDC-ACM or the vendor interface) or the UART fallback
+ * into the protocol core, its replies and events back out on the link the host last spoke on, and the
+ * bus engines polled. */
 #include "adapter_core.h"
 #include "bus.h"
 #include "firmware_build.h"
@@ -10,7 +11,7 @@
 #define BOARD_ID_RP2040 0x2040u
 #define SERIAL_PREFIX "HB"
 
-enum link { LINK_USB, LINK_UART };
+enum link { LINK_USB_CDC = USB_PIPE_CDC, LINK_USB_VENDOR = USB_PIPE_VENDOR, LINK_UART };
 
 static adapter_core core;
 static char serial[sizeof SERIAL_PREFIX + 16];
@@ -42,7 +43,7 @@ int main(void)
     static adapter_ops ops;
     uint8_t in[CHUNK], out[CHUNK];
     size_t in_length = 0, in_used = 0, out_length = 0, out_sent = 0;
-    enum link link = LINK_USB;
+    enum link link = LINK_USB_CDC;
 
     clocks_init();
     make_serial();
@@ -69,9 +70,10 @@ int main(void)
         }
         if (in_used == in_length) {
             in_used = 0;
-            in_length = usb_read(in, sizeof in);
-            if (in_length) {
-                link = LINK_USB;
+            if ((in_length = usb_read(USB_PIPE_CDC, in, sizeof in)) != 0) {
+                link = LINK_USB_CDC;
+            } else if ((in_length = usb_read(USB_PIPE_VENDOR, in, sizeof in)) != 0) {
+                link = LINK_USB_VENDOR;
             } else if ((in_length = uart_read(in, sizeof in)) != 0) {
                 link = LINK_UART;
             }
@@ -85,10 +87,10 @@ int main(void)
             out_length = core_transmit(&core, out, sizeof out);
         }
         if (out_sent < out_length) {
-            out_sent += link == LINK_USB ? usb_write(out + out_sent, out_length - out_sent)
-                                         : uart_write(out + out_sent, out_length - out_sent);
-        } else if (link == LINK_USB) {
-            usb_flush();
+            out_sent += link == LINK_UART ? uart_write(out + out_sent, out_length - out_sent)
+                                          : usb_write((enum usb_pipe)link, out + out_sent, out_length - out_sent);
+        } else if (link != LINK_UART) {
+            usb_flush((enum usb_pipe)link);
         }
     }
 }

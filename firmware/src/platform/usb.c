@@ -1,10 +1,12 @@
-/* USB full-speed device: one CDC-ACM function on the RP2040 USB controller, polled from the main loop.
+/* USB full-speed device on the RP2040 USB controller, polled from the main loop: a composite of one
+ * CDC-ACM function (for the host's SerialTransport) and one vendor-specific interface (for its pyusb
+ * UsbTransport), each a pipe of one bulk OUT and one bulk IN endpoint carrying the same byte stream.
  *
  * EP0 answers the standard requests (address, descriptors, configuration) and the CDC class requests
- * (line coding and control line state, which a serial link ignores). Data travels on one bulk OUT and
- * one bulk IN endpoint, single-buffered in the controller's DPRAM; an OUT buffer is handed back to the
- * controller only once its bytes have been read, so a busy firmware NAKs the host instead of losing
- * data. Descriptors are generated from firmware/usb/descriptors.json. */
+ * (line coding and control line state, which a serial link ignores). Each endpoint is single-buffered
+ * in the controller's DPRAM; an OUT buffer is handed back to the controller only once its bytes have
+ * been read, so a busy firmware NAKs the host instead of losing data. Descriptors are generated from
+ * firmware/usb/descriptors.json. */
 #include "platform.h"
 #include "regs.h"
 #include "usb_descriptors.h"
@@ -13,12 +15,9 @@
 #define DPRAM(offset) REG32(USBCTRL_DPRAM_BASE + (offset))
 #define DPRAM_BYTES ((volatile uint8_t *)USBCTRL_DPRAM_BASE)
 
-#define EP_OUT_NUM (USB_EP_DATA_OUT & 0x0Fu)
-#define EP_IN_NUM (USB_EP_DATA_IN & 0x0Fu)
 #define EP_NOTIFY_NUM (USB_EP_NOTIFY_IN & 0x0Fu)
-#define BUF_OUT USB_DPRAM_FREE
-#define BUF_IN (USB_DPRAM_FREE + 64u)
-#define BUF_NOTIFY (USB_DPRAM_FREE + 128u)
+#define BUF_NOTIFY USB_DPRAM_FREE
+#define BUF_PIPES (USB_DPRAM_FREE + 64u) /* then an OUT and an IN buffer of 64 bytes per pipe */
 
 #define REQUEST_GET_STATUS 0x00u
 #define REQUEST_SET_ADDRESS 0x05u
@@ -36,6 +35,11 @@
 #define REQUEST_TYPE_STANDARD 0x00u
 #define REQUEST_TYPE_CLASS 0x20u
 #define STRING_MAX 64u
+#define USB_PIPE_PACKET 64u /* every bulk endpoint's wMaxPacketSize, asserted below */
+
+_Static_assert(USB_EP_DATA_OUT_SIZE == USB_PIPE_PACKET && USB_EP_DATA_IN_SIZE == USB_PIPE_PACKET &&
+                   USB_EP_VENDOR_OUT_SIZE == USB_PIPE_PACKET && USB_EP_VENDOR_IN_SIZE == USB_PIPE_PACKET,
+               "the pipes' DPRAM buffers are 64 bytes");
 
 static struct {
     const uint8_t *ep0_data; /* rest of the IN data stage */
@@ -45,14 +49,25 @@ static struct {
     uint8_t pending_address;
     uint8_t configured;
     uint8_t ep0_receiving_line_coding;
-    uint8_t out_pid, in_pid;
-    uint8_t in_busy, in_last_full;
-    uint16_t out_length, out_taken; /* bytes of the filled OUT buffer, and how many were read */
-    uint8_t out_armed;
     uint8_t line_coding[7];
     uint8_t string[2 + 2 * STRING_MAX];
     const char *serial;
 } usb;
+
+/* One bulk OUT + bulk IN pair and its transfer state. */
+struct pipe {
+    uint8_t out_num, in_num;
+    uint32_t out_buffer, in_buffer; /* DPRAM offsets */
+    uint8_t out_pid, in_pid;
+    uint8_t in_busy, in_last_full;
+    uint16_t out_length, out_taken; /* bytes of the filled OUT buffer, and how many were read */
+    uint8_t out_armed;
+};
+
+static struct pipe pipes[USB_PIPE_COUNT] = {
+    [USB_PIPE_CDC] = {USB_EP_DATA_OUT & 0x0Fu, USB_EP_DATA_IN & 0x0Fu, BUF_PIPES, BUF_PIPES + 64u},
+    [USB_PIPE_VENDOR] = {USB_EP_VENDOR_OUT & 0x0Fu, USB_EP_VENDOR_IN & 0x0Fu, BUF_PIPES + 128u, BUF_PIPES + 192u},
+};
 
 static void buffer_control(uint32_t offset, uint32_t value)
 {
@@ -129,26 +144,30 @@ static uint16_t string_descriptor(uint8_t index)
     return usb.string[0];
 }
 
-static void arm_out(void)
+static void arm_out(struct pipe *pipe)
 {
-    usb.out_armed = 1;
-    buffer_control(USB_DPRAM_EP_OUT_BUF_CTRL(EP_OUT_NUM),
-                   USB_EP_DATA_OUT_SIZE | (usb.out_pid ? USB_BUF_CTRL_DATA1 : 0u));
+    pipe->out_armed = 1;
+    buffer_control(USB_DPRAM_EP_OUT_BUF_CTRL(pipe->out_num),
+                   USB_PIPE_PACKET | (pipe->out_pid ? USB_BUF_CTRL_DATA1 : 0u));
 }
 
 static void configure_endpoints(void)
 {
-    DPRAM(USB_DPRAM_EP_OUT_CTRL(EP_OUT_NUM)) = USB_EP_CTRL_ENABLE | USB_EP_CTRL_INTERRUPT_PER_BUFF |
-                                               (USB_EP_TYPE_BULK << USB_EP_CTRL_TYPE_LSB) | BUF_OUT;
-    DPRAM(USB_DPRAM_EP_IN_CTRL(EP_IN_NUM)) = USB_EP_CTRL_ENABLE | USB_EP_CTRL_INTERRUPT_PER_BUFF |
-                                             (USB_EP_TYPE_BULK << USB_EP_CTRL_TYPE_LSB) | BUF_IN;
     DPRAM(USB_DPRAM_EP_IN_CTRL(EP_NOTIFY_NUM)) = USB_EP_CTRL_ENABLE | USB_EP_CTRL_INTERRUPT_PER_BUFF |
                                                  (USB_EP_TYPE_INTERRUPT << USB_EP_CTRL_TYPE_LSB) | BUF_NOTIFY;
-    usb.out_pid = usb.in_pid = 0;
-    usb.in_busy = usb.in_last_full = 0;
-    usb.out_length = usb.out_taken = 0;
+    for (unsigned i = 0; i < USB_PIPE_COUNT; i++) {
+        struct pipe *pipe = &pipes[i];
+        DPRAM(USB_DPRAM_EP_OUT_CTRL(pipe->out_num)) = USB_EP_CTRL_ENABLE | USB_EP_CTRL_INTERRUPT_PER_BUFF |
+                                                      (USB_EP_TYPE_BULK << USB_EP_CTRL_TYPE_LSB) |
+                                                      pipe->out_buffer;
+        DPRAM(USB_DPRAM_EP_IN_CTRL(pipe->in_num)) = USB_EP_CTRL_ENABLE | USB_EP_CTRL_INTERRUPT_PER_BUFF |
+                                                    (USB_EP_TYPE_BULK << USB_EP_CTRL_TYPE_LSB) | pipe->in_buffer;
+        pipe->out_pid = pipe->in_pid = 0;
+        pipe->in_busy = pipe->in_last_full = 0;
+        pipe->out_length = pipe->out_taken = 0;
+        arm_out(pipe);
+    }
     usb.configured = 1;
-    arm_out();
 }
 
 static void handle_setup(void)
@@ -252,7 +271,9 @@ static void bus_reset(void)
     USB(USB_ADDR_ENDP) = 0;
     usb.pending_address = 0;
     usb.configured = 0;
-    usb.out_armed = 0;
+    for (unsigned i = 0; i < USB_PIPE_COUNT; i++) {
+        pipes[i].out_armed = 0;
+    }
     usb.ep0_left = 0;
     usb.ep0_data = 0;
 }
@@ -275,6 +296,23 @@ void usb_init(const char *serial)
     USB(USB_SIE_CTRL) = USB_SIE_CTRL_EP0_INT_1BUF | USB_SIE_CTRL_PULLUP_EN;
 }
 
+static void pipe_buffers_done(struct pipe *pipe, uint32_t buffers)
+{
+    if (buffers & (1u << (2 * pipe->in_num))) {
+        pipe->in_busy = 0;
+    }
+    if (buffers & (1u << (2 * pipe->out_num + 1))) {
+        pipe->out_armed = 0;
+        pipe->out_length =
+            (uint16_t)(DPRAM(USB_DPRAM_EP_OUT_BUF_CTRL(pipe->out_num)) & USB_BUF_CTRL_LEN_MASK);
+        pipe->out_taken = 0;
+        pipe->out_pid ^= 1u;
+        if (!pipe->out_length) {
+            arm_out(pipe);
+        }
+    }
+}
+
 void usb_poll(void)
 {
     uint32_t status = USB(USB_INTR);
@@ -294,25 +332,16 @@ void usb_poll(void)
         if (buffers & (1u << 1)) {
             ep0_out_done();
         }
-        if (buffers & (1u << (2 * EP_IN_NUM))) {
-            usb.in_busy = 0;
-        }
-        if (buffers & (1u << (2 * EP_OUT_NUM + 1))) {
-            usb.out_armed = 0;
-            usb.out_length = (uint16_t)(DPRAM(USB_DPRAM_EP_OUT_BUF_CTRL(EP_OUT_NUM)) & USB_BUF_CTRL_LEN_MASK);
-            usb.out_taken = 0;
-            usb.out_pid ^= 1u;
-            if (!usb.out_length) {
-                arm_out();
-            }
+        for (unsigned i = 0; i < USB_PIPE_COUNT; i++) {
+            pipe_buffers_done(&pipes[i], buffers);
         }
     }
 }
 
-void usb_flush(void)
+void usb_flush(enum usb_pipe which)
 {
-    if (usb.configured && !usb.in_busy && usb.in_last_full) {
-        usb_write(0, 0); /* a zero-length packet ends the transfer, so the host's driver hands it on */
+    if (usb.configured && !pipes[which].in_busy && pipes[which].in_last_full) {
+        usb_write(which, 0, 0); /* a zero-length packet ends the transfer, so the host's driver hands it on */
     }
 }
 
@@ -321,41 +350,43 @@ int usb_configured(void)
     return usb.configured;
 }
 
-size_t usb_read(uint8_t *out, size_t capacity)
+size_t usb_read(enum usb_pipe which, uint8_t *out, size_t capacity)
 {
+    struct pipe *pipe = &pipes[which];
     size_t count = 0;
-    if (!usb.configured || usb.out_armed) {
+    if (!usb.configured || pipe->out_armed) {
         return 0;
     }
-    while (count < capacity && usb.out_taken < usb.out_length) {
-        out[count++] = DPRAM_BYTES[BUF_OUT + usb.out_taken++];
+    while (count < capacity && pipe->out_taken < pipe->out_length) {
+        out[count++] = DPRAM_BYTES[pipe->out_buffer + pipe->out_taken++];
     }
-    if (usb.out_taken >= usb.out_length) {
-        arm_out();
+    if (pipe->out_taken >= pipe->out_length) {
+        arm_out(pipe);
     }
     return count;
 }
 
-size_t usb_write_space(void)
+size_t usb_write_space(enum usb_pipe which)
 {
-    return usb.configured && !usb.in_busy ? USB_EP_DATA_IN_SIZE : 0;
+    return usb.configured && !pipes[which].in_busy ? USB_PIPE_PACKET : 0;
 }
 
-size_t usb_write(const uint8_t *data, size_t length)
+size_t usb_write(enum usb_pipe which, const uint8_t *data, size_t length)
 {
-    if (!usb_write_space()) {
+    struct pipe *pipe = &pipes[which];
+    if (!usb_write_space(which)) {
         return 0;
     }
-    if (length > USB_EP_DATA_IN_SIZE) {
-        length = USB_EP_DATA_IN_SIZE;
+    if (length > USB_PIPE_PACKET) {
+        length = USB_PIPE_PACKET;
     }
     for (size_t i = 0; i < length; i++) {
-        DPRAM_BYTES[BUF_IN + i] = data[i];
+        DPRAM_BYTES[pipe->in_buffer + i] = data[i];
     }
-    usb.in_busy = 1;
-    usb.in_last_full = length == USB_EP_DATA_IN_SIZE;
-    buffer_control(USB_DPRAM_EP_IN_BUF_CTRL(EP_IN_NUM),
-                   (uint32_t)length | USB_BUF_CTRL_FULL | (usb.in_pid ? USB_BUF_CTRL_DATA1 : 0u));
-    usb.in_pid ^= 1u;
+    pipe->in_busy = 1;
+    pipe->in_last_full = length == USB_PIPE_PACKET;
+    buffer_control(USB_DPRAM_EP_IN_BUF_CTRL(pipe->in_num),
+                   (uint32_t)length | USB_BUF_CTRL_FULL | (pipe->in_pid ? USB_BUF_CTRL_DATA1 : 0u));
+    pipe->in_pid ^= 1u;
     return length;
 }

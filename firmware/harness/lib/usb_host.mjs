@@ -1,0 +1,201 @@
+// The USB host side of rp2040js's device-mode controller: enumerates the firmware through real control
+// transfers and routes its bulk endpoints to pipes.
+//
+// rp2040js ships a host only as USBCDC, which reads the configuration descriptor alone and knows one
+// CDC data interface. This host asks what a PC's would: SET_ADDRESS, GET_DESCRIPTOR for the device, the
+// configuration (9 bytes, then wTotalLength) and every string the device descriptor names, then
+// SET_CONFIGURATION and, when there is a CDC-ACM function, SET_CONTROL_LINE_STATE (DTR and RTS). The
+// bulk endpoint pair of the CDC data interface (class 0Ah) becomes pipe "cdc", that of the first
+// vendor-specific interface (class FFh) pipe "vendor". Once configured it calls onConfigured with the
+// raw descriptors (what a test parses) and the endpoint numbers.
+//
+// rp2040js has no STALL handshake in device mode: a request the device stalls never completes, so only
+// requests the device's own descriptors announce are made.
+const GET_DESCRIPTOR = 0x06;
+const SET_ADDRESS = 0x05;
+const SET_CONFIGURATION = 0x09;
+const CDC_SET_CONTROL_LINE_STATE = 0x22;
+const CDC_DTR_RTS = 0x03;
+const DESCRIPTOR_DEVICE = 1;
+const DESCRIPTOR_CONFIGURATION = 2;
+const DESCRIPTOR_STRING = 3;
+const DESCRIPTOR_INTERFACE = 4;
+const DESCRIPTOR_ENDPOINT = 5;
+const CLASS_CDC_COMMUNICATION = 0x02;
+const CLASS_CDC_DATA = 0x0a;
+const CLASS_VENDOR = 0xff;
+const ENDPOINT_BULK = 2;
+const LANGUAGE_EN_US = 0x0409;
+const DEVICE_ADDRESS = 1;
+const EP0_PACKET = 64;
+const REQUEST_GAP_NANOS = 20000; // between a status stage and the next SETUP, as a host leaves
+
+function setupPacket(requestType, request, value, index, length) {
+  return Uint8Array.of(requestType, request, value & 0xff, value >> 8, index & 0xff, index >> 8, length & 0xff, length >> 8);
+}
+
+/** Interfaces and endpoints of a configuration descriptor: the bulk pairs by class, the CDC control interface. */
+export function parseConfiguration(bytes) {
+  const pipes = {};
+  let interfaceClass = null;
+  let controlInterface = null;
+  for (let at = 0; at + 2 <= bytes.length && bytes[at] >= 2; at += bytes[at]) {
+    const type = bytes[at + 1];
+    if (type === DESCRIPTOR_INTERFACE) {
+      interfaceClass = bytes[at + 5];
+      if (interfaceClass === CLASS_CDC_COMMUNICATION && controlInterface === null) controlInterface = bytes[at + 2];
+    } else if (type === DESCRIPTOR_ENDPOINT && (bytes[at + 3] & 3) === ENDPOINT_BULK) {
+      const name = { [CLASS_CDC_DATA]: 'cdc', [CLASS_VENDOR]: 'vendor' }[interfaceClass];
+      if (!name) continue;
+      const pipe = (pipes[name] ??= { in: -1, out: -1 });
+      const address = bytes[at + 2];
+      if (address & 0x80) {
+        if (pipe.in < 0) pipe.in = address & 0x0f;
+      } else if (pipe.out < 0) pipe.out = address & 0x0f;
+    }
+  }
+  return { pipes, controlInterface };
+}
+
+const hex = (bytes) => Buffer.from(bytes).toString('hex');
+
+export class UsbHost {
+  constructor(mcu) {
+    this.usb = mcu.usbCtrl;
+    this.gap = mcu.clock.createAlarm(() => this.nextRequest());
+    this.pipes = {};
+    this.onConfigured = null;
+    this.onPipeData = null; // (name, bytes) for IN packets of a pipe
+    this.onPipeRead = null; // (name, size) when the device arms a pipe's OUT endpoint
+    this.usb.onUSBEnabled = () => this.usb.resetDevice();
+    this.usb.onResetReceived = () => this.enumerate();
+    this.usb.onEndpointWrite = (endpoint, buffer) => {
+      if (endpoint === 0) this.controlIn(buffer);
+      else {
+        const name = this.pipeOf(endpoint, 'in');
+        if (name) this.onPipeData?.(name, buffer);
+      }
+    };
+    this.usb.onEndpointRead = (endpoint, size) => {
+      if (endpoint === 0) this.controlOutArmed();
+      else {
+        const name = this.pipeOf(endpoint, 'out');
+        if (name) this.onPipeRead?.(name, size);
+      }
+    };
+  }
+
+  pipeOf(endpoint, direction) {
+    return Object.keys(this.pipes).find((name) => this.pipes[name][direction] === endpoint);
+  }
+
+  /** Complete a pipe's armed OUT endpoint with these bytes. */
+  send(name, bytes) {
+    this.usb.endpointReadDone(this.pipes[name].out, bytes);
+  }
+
+  enumerate() {
+    this.queue = [];
+    this.current = null;
+    this.ep0OutArmed = false;
+    this.descriptors = { device: null, configuration: null, strings: {} };
+    this.request(setupPacket(0x00, SET_ADDRESS, DEVICE_ADDRESS, 0, 0));
+    this.getDescriptor(DESCRIPTOR_DEVICE, 0, 0, 18, (device) => {
+      this.descriptors.device = device;
+      this.getDescriptor(DESCRIPTOR_CONFIGURATION, 0, 0, 9, (head) => {
+        this.getDescriptor(DESCRIPTOR_CONFIGURATION, 0, 0, head[2] | (head[3] << 8), (configuration) => {
+          this.descriptors.configuration = configuration;
+          this.readStrings(device, () => this.configure(configuration));
+        });
+      });
+    });
+    this.nextRequest();
+  }
+
+  readStrings(device, then) {
+    const indices = [device[14], device[15], device[16]].filter((index) => index !== 0);
+    if (!indices.length) return then();
+    this.getDescriptor(DESCRIPTOR_STRING, 0, 0, 255, (languages) => {
+      this.descriptors.strings[0] = languages;
+      indices.forEach((index, position) => {
+        this.getDescriptor(DESCRIPTOR_STRING, index, LANGUAGE_EN_US, 255, (text) => {
+          this.descriptors.strings[index] = text;
+          if (position === indices.length - 1) then();
+        });
+      });
+    });
+  }
+
+  configure(configuration) {
+    const { pipes, controlInterface } = parseConfiguration(configuration);
+    this.pipes = pipes; // before SET_CONFIGURATION: the device arms its OUT endpoints while handling it
+    this.request(setupPacket(0x00, SET_CONFIGURATION, configuration[5], 0, 0), () => {
+      const connected = () => this.onConfigured?.(this.report());
+      if (controlInterface === null) return connected();
+      this.request(setupPacket(0x21, CDC_SET_CONTROL_LINE_STATE, CDC_DTR_RTS, controlInterface, 0), connected);
+    });
+  }
+
+  /** The raw descriptors as hex (strings keyed by index, 0 = the language list) and the pipes' endpoints. */
+  report() {
+    const strings = {};
+    for (const [index, bytes] of Object.entries(this.descriptors.strings)) strings[index] = hex(bytes);
+    return {
+      device: hex(this.descriptors.device),
+      configuration: hex(this.descriptors.configuration),
+      strings,
+      pipes: this.pipes,
+    };
+  }
+
+  getDescriptor(type, index, language, length, done) {
+    this.request(setupPacket(0x80, GET_DESCRIPTOR, (type << 8) | index, language, length), done);
+  }
+
+  request(setup, done = () => {}) {
+    const length = setup[6] | (setup[7] << 8);
+    this.queue.push({ setup, deviceToHost: !!(setup[0] & 0x80), length, data: [], done });
+  }
+
+  nextRequest() {
+    if (this.current || !this.queue.length) return;
+    this.current = this.queue.shift();
+    this.ep0OutArmed = false;
+    this.usb.sendSetupPacket(this.current.setup);
+  }
+
+  controlIn(buffer) {
+    const request = this.current;
+    if (!request) return;
+    if (!request.deviceToHost) {
+      if (buffer.length === 0) this.finish(); // the status stage of a request without data
+      return;
+    }
+    request.data.push(...buffer);
+    if (request.data.length >= request.length || buffer.length < EP0_PACKET) {
+      request.dataDone = true;
+      this.statusOut();
+    }
+  }
+
+  controlOutArmed() {
+    this.ep0OutArmed = true;
+    this.statusOut();
+  }
+
+  /** The host's zero-length OUT status packet, once the data stage is in and the device listens. */
+  statusOut() {
+    const request = this.current;
+    if (!request || !request.dataDone || !this.ep0OutArmed) return;
+    this.ep0OutArmed = false;
+    this.usb.endpointReadDone(0, new Uint8Array(0));
+    this.finish();
+  }
+
+  finish() {
+    const request = this.current;
+    this.current = null;
+    request.done(Uint8Array.from(request.data));
+    if (this.queue.length) this.gap.schedule(REQUEST_GAP_NANOS);
+  }
+}
