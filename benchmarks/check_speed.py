@@ -12,7 +12,11 @@ Memory: the peak resident memory of a check over N frames against one over 10 N,
 of its own, streamed live from the simulated console (nothing recorded): constant memory means a
 ratio near 1 (`--long`: 3,600 against 36,000 frames, an NTSC console's 10 minutes).
 
-    python benchmarks/check_speed.py [--frames 300] [--repeats 3] [--carts cpu_alu,sound] [--memory] [--long]
+Offline (`--offline`): the same, but the capture is written to a .hbcap file first and the check
+reads it back (`hilbridge check CART --capture FILE`, what a user runs after recording a console).
+
+    python benchmarks/check_speed.py [--frames 300] [--repeats 3] [--carts cpu_alu,sound] [--offline]
+        [--memory] [--long]
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hilbridge.capture.sources import EventFrameSource
+from hilbridge.capture.file import write_capture
+from hilbridge.capture.sources import EventFrameSource, open_capture
 from hilbridge.capture.stream import CaptureHeader, CaptureSource
 from hilbridge.check import check
 from hilbridge.check.emulator import EmulatorCapture, EmulatorSide
@@ -77,11 +83,16 @@ def carts(names: str) -> list[tuple[str, Cartridge]]:
     return chosen
 
 
-def speed(frames: int, names: str, contents: list[str], repeats: int) -> None:
+def speed(frames: int, names: str, contents: list[str], repeats: int, offline: bool = False) -> None:
     """Median check rates over `repeats` runs, by the wall clock and by the process's CPU time (the
-    machine may be shared: the CPU-time rate is what the check would do with a core to itself)."""
+    machine may be shared: the CPU-time rate is what the check would do with a core to itself);
+    `offline`: the check reads the capture back from a .hbcap file."""
     real = float(REGIONS["ntsc"].frame_rate_hz)
-    print(f"check speed over {frames} frames, NTSC console: {real:.2f} frames/s (target: ratio >= 2)")
+    source = "a capture file" if offline else "the recorded adapter stream"
+    print(
+        f"check speed over {frames} frames from {source}, NTSC console: {real:.2f} frames/s"
+        " (target: ratio >= 2)"
+    )
     print(
         f"median of {repeats} runs; load average at the start: {os.getloadavg()[0]:.2f}, "
         f"{os.cpu_count()} CPUs"
@@ -91,10 +102,16 @@ def speed(frames: int, names: str, contents: list[str], repeats: int) -> None:
         for content in contents:
             kinds = CONTENTS[content]
             events = recorded_events(cart, kinds, frames)
+            folder = tempfile.TemporaryDirectory()
+            path = Path(folder.name) / f"{name}.hbcap"
+            if offline:
+                source_items = stream_source(cart, kinds, events)
+                write_capture(path, source_items.header, source_items.items())
             walls, cpus = [], []
             for _ in range(repeats):
                 wall, cpu = time.perf_counter(), time.process_time()
-                result = check(cart, stream_source(cart, kinds, events), frames=frames)
+                live = open_capture(str(path), cart) if offline else stream_source(cart, kinds, events)
+                result = check(cart, live, frames=frames)
                 walls.append(frames / (time.perf_counter() - wall))
                 cpus.append(frames / (time.process_time() - cpu))
             rate, cpu_rate = statistics.median(walls), statistics.median(cpus)
@@ -102,6 +119,7 @@ def speed(frames: int, names: str, contents: list[str], repeats: int) -> None:
                 f"{name:18} {content:7} {rate:9.1f} {rate / real:6.2f} {cpu_rate:8.1f} {cpu_rate / real:6.2f}"
                 f"  {result.verdict}"
             )
+            folder.cleanup()
 
 
 def peak_rss(frames: int, name: str, source: str) -> tuple[int, str]:
@@ -151,6 +169,7 @@ def main() -> None:
     )
     parser.add_argument("--carts", default="", help="comma-separated cart names (default: all)")
     parser.add_argument("--contents", default=",".join(CONTENTS), help="comma-separated: writes, movx, full")
+    parser.add_argument("--offline", action="store_true", help="check from a .hbcap file written first")
     parser.add_argument("--memory", action="store_true", help="also measure peak memory (360 vs 3,600)")
     parser.add_argument("--long", action="store_true", help="memory over 3,600 vs 36,000 frames")
     parser.add_argument("--memory-only", action="store_true", help="skip the speed runs")
@@ -163,7 +182,7 @@ def main() -> None:
         memory_run(options.memory_run, options.carts, options.source)
         return
     if not options.memory_only:
-        speed(options.frames, options.carts, options.contents.split(","), options.repeats)
+        speed(options.frames, options.carts, options.contents.split(","), options.repeats, options.offline)
     if options.memory or options.long or options.memory_only:
         memory(3600 if options.long else 360, options.carts, options.source)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from hilbridge.capture.stream import (
 )
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import Bios
+from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import READ as BUS_READ
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge
@@ -89,7 +91,8 @@ class EmulatorSide:
         self.p1_mask = p1_mask
         self.copies = copies  # the source reports accesses in copy mode (it knows the whole P1)
         self._unseen = [0, 0]  # copy-mode accesses this frame that the source cannot see: all, VDC
-        self._events: list[Event] = []
+        self._events: list[Event] = []  # accesses and P1 changes, in bus order
+        self._fetched: list[Event] = []  # fetches and their markers, in bus order
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access)
         # Fetches come straight from the CPU (as `program_fetch` calls), without a BusAccess each:
@@ -99,7 +102,9 @@ class EmulatorSide:
         self.fetches = bool(self.what & KIND_BITS["FETCH"])
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
+        self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
         self.console.cpu.trace_fetches = True
+        self.console.cpu.trace_blocks = True  # _take_events merges the bulk fetches by cycle
         # idle loops stay skipped: the CPU hands the skipped iterations' fetches and reads to the board
         self.console.cpu.skip_traced = self.fetches
         self._port_write = self.console.port_write
@@ -126,7 +131,7 @@ class EmulatorSide:
         if address < PROGRAM_START:
             return
         shown = self._p1_seen(cycle, self.console.p1)
-        events = self._events
+        events = self._fetched
         if self.what & 1:
             events.append((cycle, FETCH, address, self.console.prog[address], shown))
         if address == RESET_ADDRESS:
@@ -138,6 +143,36 @@ class EmulatorSide:
                     self.console.port_write = self._on_port_write  # type: ignore[method-assign]
         elif address == VSYNC_HOOK:
             events.append((cycle, SYNC, address, 0, 0))
+
+    def _on_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
+        """The fetches of a block or of skipped idle iterations (`Board.program_fetches`), appended
+        as `_on_fetch` would: the code writes no port, so P1 stays as it is at the first fetch.
+        Tables reaching into the internal ROM or to a marker's address go through `_on_fetch`."""
+        entries = fetches.entries
+        if fetches.high < PROGRAM_START or entries[0][0] >= ran:
+            return  # internal ROM code: the slot sees none of it
+        if fetches.low <= VSYNC_HOOK:
+            for offset, address, _ in entries:
+                if offset >= ran or not self.console.cpu.trace_fetches:  # the reset fetch ends it
+                    return
+                self._on_fetch(address, cycle + offset)
+            return
+        shown = self._p1_seen(cycle + entries[0][0], self.console.p1)
+        if self.what & 1:
+            self._fetched += [
+                (cycle + offset, FETCH, address, value, shown)
+                for offset, address, value in entries
+                if offset < ran
+            ]
+
+    def _take_events(self) -> list[Event]:
+        """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
+        accesses (and P1 changes) come first, as the accesses of the instruction ending there
+        precede the fetches of the next one (the sort is stable)."""
+        events = self._events + self._fetched
+        self._events, self._fetched = [], []
+        events.sort(key=itemgetter(0))
+        return events
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
@@ -164,7 +199,7 @@ class EmulatorSide:
             event.apply(console)
         vdc_state = console.vdc.state() if self.pictures else None
         console.run_frames(1)
-        events, self._events = self._events, []
+        events = self._take_events()
         picture = console.vdc.frame().copy() if self.pictures else None
         end = console.frame_end_cycle(number)
         held = any(console.keys) or any(console.joysticks)

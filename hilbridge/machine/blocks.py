@@ -10,13 +10,23 @@ before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may
 (board access, timer, interrupt enables) is followed by the test the fast loop would make, and the
 block returns there when the next instruction would reach the new stop. So a block does exactly
 what the fast loop would, instruction by instruction.
+
+While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
+cycle offset in the block, address and byte, so the board is told them in one call per block run
+(`Board.program_fetches`) instead of stepping. A block has no table when a fetch depends on A (MOVP,
+MOVP3, JMPP) or an instruction writes a port (the board may report the port with later fetches, or
+switch banks) or the block runs from the internal ROM into the cartridge (the console reports
+cartridge fetches only, with a port change stamped at the first): such blocks are stepped while
+tracing.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from hilbridge.machine.cartridge import PROGRAM_START
 from hilbridge.machine.semantics import CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects
 
 BLOCK_MAX_INSTRUCTIONS = 24
@@ -27,9 +37,28 @@ _PC = re.compile(r"\bpc\b")
 _CYC = re.compile(r"\bcyc\b")
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 
-Block = tuple[Callable[[int], int], int]
-"""A compiled block: the function (start cycle -> next PC | cycles << 12) and the most cycles it
-may take."""
+Fetch = tuple[int, int, int]
+"""One fetch: (cycle offset of the instruction's start, address, byte)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchTable:
+    """Fetches in order, with their lowest and highest address (a board can tell at once whether
+    it cares about any of them)."""
+
+    entries: tuple[Fetch, ...]
+    low: int
+    high: int
+
+    @classmethod
+    def of(cls, entries: tuple[Fetch, ...]) -> FetchTable:
+        addresses = [address for _, address, _ in entries]
+        return cls(entries, min(addresses), max(addresses))
+
+
+Block = tuple[Callable[[int], int], int, "FetchTable | None"]
+"""A compiled block: the function (start cycle -> next PC | cycles << 12), the most cycles it may
+take, and its fetches (None: not traceable in one call)."""
 
 
 def _falls_through(opcode: int) -> bool:
@@ -40,17 +69,33 @@ FALLS_THROUGH: tuple[bool, ...] = tuple(_falls_through(opcode) for opcode in ran
 MOVES_STOP: tuple[bool, ...] = tuple(bool(form_effects(opcode) & MAY_MOVE_STOP) for opcode in range(256))
 
 
-def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int] | None:
-    """(source of `def block(c0)`, most cycles) for the block at `start`, None if it would hold less
-    than two instructions (the single-instruction path is as fast)."""
+def _traceable(opcode: int) -> bool:
+    """Its fetches are known from the code alone and it leaves the ports as they were."""
+    body = form_body(opcode)
+    return "C.a]" not in body and "port_write" not in body and "expander" not in body
+
+
+TRACEABLE: tuple[bool, ...] = tuple(_traceable(opcode) for opcode in range(256))
+
+
+def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int, tuple[Fetch, ...] | None] | None:
+    """(source of `def block(c0)`, most cycles, fetch table) for the block at `start`, None if it
+    would hold less than two instructions (the single-instruction path is as fast)."""
     lines = ["def block(c0):"]
     pc, cycles, count = start, 0, 0
     check_stop = False
+    fetches: list[Fetch] | None = []
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
         following = NEXT_PC[pc]
         before, cycles = cycles, cycles + CYCLES[opcode]
         count += 1
+        if fetches is not None:
+            fetches.append((before, pc, opcode))
+            if LENGTHS[opcode] == 2:
+                fetches.append((before, following, prog[following]))
+            if not TRACEABLE[opcode] or (pc >= PROGRAM_START) != (start >= PROGRAM_START):
+                fetches = None
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
             lines.append(f"    if c0 + {cycles} >= C.stop:")
             lines.append(f"        return {pc | before << CYCLE_SHIFT}")
@@ -72,4 +117,4 @@ def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int] | None:
         lines.append(f"    return {pc | cycles << CYCLE_SHIFT}")
     if count < 2:
         return None
-    return "\n".join(lines) + "\n", cycles
+    return "\n".join(lines) + "\n", cycles, None if fetches is None else tuple(fetches)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from hilbridge.machine.blocks import FetchTable
+
 
 class Pins(Protocol):
     """The 8048's buses and pins."""
@@ -28,6 +30,14 @@ class Pins(Protocol):
 
     def program_fetch(self, address: int, cycle: int) -> None:
         """A program memory fetch; only called while the CPU traces fetches."""
+        ...
+
+    def program_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
+        """The fetches of a compiled block that ran `ran` cycles from `cycle`: each entry of
+        `fetches` at an offset below `ran`, at `cycle` + its offset, in order, as `program_fetch`
+        calls would report them. The block's accesses were reported while it ran, before this call:
+        the CPU makes it only when told the board orders them by cycle itself (`Cpu.trace_blocks`;
+        at one cycle the accesses of the instruction ending there come before the next fetch)."""
         ...
 
 

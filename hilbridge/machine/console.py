@@ -24,6 +24,7 @@ from typing import Any
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.bios import Bios, UnimplementedBiosRoutineWarning, check_bios, default_bios, read_bios
+from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import PROGRAM_START, Cartridge, load_cartridge, read_cartridge
 from hilbridge.machine.cpu import Cpu
@@ -221,6 +222,14 @@ class Console:
             access = BusAccess(cycle, FETCH, address, self.prog[address], self.p1)
             for listener in self._fetch_listeners:
                 listener(access)
+
+    def program_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
+        """A compiled block's fetches (`Board.program_fetches`), one `program_fetch` each."""
+        fetch = self.program_fetch
+        for offset, address, _ in fetches.entries:
+            if offset >= ran:
+                break
+            fetch(address, cycle + offset)
 
     def _refresh_program(self) -> None:
         view = self.cart.program_view(self.p1)

@@ -8,7 +8,10 @@ the next PC. The fast loop (`run_until`) runs handlers and compiled straight-lin
 (`hilbridge.machine.blocks`) back to back while nothing can happen; everything that needs care
 (interrupt entry, timer overflow, counter mode, the JNI hack, bus tracing, idle loops) goes through
 `step()`, which is the reference semantics the fast loop must equal. Idle loops are found by
-`hilbridge.machine.idle` and skipped exactly.
+`hilbridge.machine.idle` and skipped exactly. While fetches are traced (`trace_fetches`), blocks
+with a fetch table may still run whole (`trace_blocks`, for a board that puts a block's fetches in
+their place among its accesses): the board is told their fetches in one call after the block
+(`Board.program_fetches`); everything else is stepped.
 
 The CPU knows nothing about the console: it talks to a `Board` (`hilbridge.machine.board`): pins
 stamped with the machine cycle of each access, and fast-forward hints for skipping time.
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from hilbridge.machine import idle
-from hilbridge.machine.blocks import BLOCK_HOT, Block, block_source
+from hilbridge.machine.blocks import BLOCK_HOT, Block, FetchTable, block_source
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
 from hilbridge.mcs48 import INSTRUCTIONS
@@ -94,6 +97,7 @@ class Cpu:
         "timer_prescaler",
         "timer_start_value",
         "tirq_enabled",
+        "trace_blocks",
         "trace_fetches",
         "visits",
         "xirq_enabled",
@@ -113,6 +117,8 @@ class Cpu:
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
         self.trace_fetches = False
+        # a board that orders a block's bulk fetches among its accesses itself sets this
+        self.trace_blocks = False
         self.skip_idle = True
         self.target = NEVER
         self.last_read_pc = -1
@@ -329,7 +335,7 @@ class Cpu:
         """`_refresh_stop` for the end of an instruction at `cycle` (the fast loop keeps the cycle
         in a local, so handlers pass theirs)."""
         if (
-            self.trace_fetches
+            (self.trace_fetches and not self.trace_blocks)
             or self.code_switched  # the fast loop must fetch the new view's blocks first
             or self.irq_polled >= 0  # the next boundary must see (and clear) the JNI hack
             or self._interrupt_pending(cycle)
@@ -509,9 +515,18 @@ class Cpu:
 
     def _replay_traced(self, loop: idle.Loop, address: int, cycle: int, count: int) -> None:
         """The fetches (and the poll's read, at the end of each iteration) of `count` skipped
-        iterations from `cycle`, in the order stepping would have reported them."""
-        fetch = self.board.program_fetch
+        iterations from `cycle`, in the order stepping would have reported them; for a board that
+        orders them itself (`trace_blocks`), all the fetches in one call, then all the reads."""
         period = loop.period
+        if self.trace_blocks:
+            prog = self.prog
+            one = [(offset, fetched, prog[fetched]) for fetched, offset in loop.fetches]
+            entries = tuple((number * period + o, a, v) for number in range(count) for o, a, v in one)
+            self.board.program_fetches(FetchTable.of(entries), cycle, count * period)
+            if address >= 0:
+                self.board.repeat_reads(address, cycle + period, period, count)
+            return
+        fetch = self.board.program_fetch
         for number in range(count):
             start = cycle + number * period
             for address_fetched, offset in loop.fetches:
@@ -569,15 +584,53 @@ class Cpu:
         if found is None:
             self.blocks[pc] = False
             return False
-        source, cycles = found
+        source, cycles, fetches = found
         namespace = dict(self.namespace)
         exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
-        block = self.blocks[pc] = (namespace["block"], cycles)  # type: ignore[assignment]
+        after_first = None if fetches is None else FetchTable.of(fetches[1:])
+        block = self.blocks[pc] = (namespace["block"], cycles, after_first)  # type: ignore[assignment]
         return block
+
+    def _run_traced(self, target: int) -> None:
+        """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a
+        fetch table runs whole when all of it would end before the stop (as in the fast loop); its
+        first fetch goes to the board before it runs (the board sees the machine as stepping would
+        at that fetch), the others in one `program_fetches` call after it. The rest is stepped."""
+        board = self.board
+        hot = self.block_hot
+        while self.trace_fetches:
+            if self.code_switched:  # a bank switch: the new view's blocks from now on
+                self.code_switched = False
+                self._refresh_stop()
+            cycle = self.cycle
+            if cycle >= target:
+                return
+            pc = self.pc
+            block = self.blocks[pc]
+            if block:
+                fetches = block[2]
+                if fetches is not None and cycle + block[1] < self.stop:
+                    board.program_fetch(pc, cycle)
+                    ran = block[0](cycle)
+                    self.pc = ran & 0xFFF
+                    self.cycle = cycle + (ran >> 12)
+                    if self.trace_fetches:
+                        board.program_fetches(fetches, cycle, ran >> 12)
+                    continue
+            elif block is None:
+                count = self.visits[pc] + 1
+                if count < hot:
+                    self.visits[pc] = count
+                else:
+                    self._compile_block(pc)
+                    continue
+            self.step()
 
     def run_until(self, target: int) -> None:
         """Execute whole instructions while the cycle counter is below `target`."""
         self.target = target
+        if self.trace_fetches and self.trace_blocks:
+            self._run_traced(target)
         self._refresh_stop()
         prog = self.prog
         handlers = self.handlers

@@ -116,6 +116,7 @@ def traced_events(cart_name: str, frames: int, stepping: bool) -> list:
     )
     if stepping:
         side.console.cpu.skip_idle = False  # every instruction stepped and traced
+        side.console.cpu.trace_blocks = False
     return [event for _ in range(frames) for event in side.next_frame().events]
 
 

@@ -1,0 +1,70 @@
+"""Tracing fetches with whole blocks (`Cpu.trace_blocks`: a block's fetches, and those of skipped idle
+iterations, handed to the check's emulator side in one call and merged by cycle) gives the events
+of stepping every instruction, on every fixture cart, in both regions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hilbridge.check.emulator import FETCH, EmulatorSide
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
+
+CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
+SPECS: dict[str, CartSpec] = {
+    spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)
+}
+FRAMES = 4
+FULL = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+
+
+def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FULL) -> tuple[list, dict, int]:
+    """Events and CPU state after FRAMES frames, and how many fetches came through bulk calls;
+    stepping (not `fast`), the events are kept in the order they were reported."""
+    cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+    side = EmulatorSide(cart, region=region, kinds=kinds, pictures=False)
+    cpu = side.console.cpu
+    cpu.trace_blocks = fast
+    cpu.skip_idle = fast
+    cpu.block_hot = 1 if fast else cpu.block_hot  # every block compiled at its first visit
+    bulk = [0]
+    plain = side.console.program_fetches
+
+    def counted(fetches, cycle: int, ran: int) -> None:
+        bulk[0] += sum(offset < ran for offset, _, _ in fetches.entries)
+        plain(fetches, cycle, ran)
+
+    side.console.program_fetches = counted  # type: ignore[method-assign]
+    if not fast:  # the reference: events in the order stepping reports them, no merge by cycle
+        side._fetched = side._events
+
+        def in_call_order() -> list:
+            events = side._events
+            side._events = side._fetched = []
+            return events
+
+        side._take_events = in_call_order  # type: ignore[method-assign]
+    events = [event for _ in range(FRAMES) for event in side.next_frame().events]
+    return events, cpu.state(), bulk[0]
+
+
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_traced_blocks_give_the_events_of_stepping(name: str, region: str) -> None:
+    events, state, bulk = traced(SPECS[name], region, fast=True)
+    stepped, stepped_state, none = traced(SPECS[name], region, fast=False)
+    assert none == 0
+    assert events == stepped
+    assert state == stepped_state
+    fetches = sum(event[1] == FETCH for event in events)
+    assert bulk > fetches // 4, f"only {bulk} of {fetches} fetches came in bulk"
+
+
+@pytest.mark.parametrize("name", ["cpu_alu", "bank_rally", "wait_vsync"])
+def test_traced_blocks_without_fetches_in_the_capture_stop_tracing_at_the_reset_fetch(name: str) -> None:
+    """Without fetches only the reset and frame markers are traced, up to the reset fetch."""
+    kinds = ("MOVX_READ", "MOVX_WRITE", "P1")
+    events, state, _ = traced(SPECS[name], "ntsc", fast=True, kinds=kinds)
+    assert (events, state) == traced(SPECS[name], "ntsc", fast=False, kinds=kinds)[:2]
