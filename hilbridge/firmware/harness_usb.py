@@ -23,56 +23,17 @@ import usb.backend
 import usb.core
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.firmware.usb_descriptors import LAYOUTS
 
 GET_DESCRIPTOR = 0x06
 DESCRIPTOR_DEVICE, DESCRIPTOR_CONFIGURATION, DESCRIPTOR_STRING = 1, 2, 3
 DESCRIPTOR_INTERFACE, DESCRIPTOR_ENDPOINT = 4, 5
 INTERFACE_CLASS_VENDOR = 0xFF
 CDC_CLASSES = (0x02, 0x0A)  # communication and data interfaces, which cdc_acm binds
-DEVICE_FIELDS = (
-    ("bLength", "B"),
-    ("bDescriptorType", "B"),
-    ("bcdUSB", "H"),
-    ("bDeviceClass", "B"),
-    ("bDeviceSubClass", "B"),
-    ("bDeviceProtocol", "B"),
-    ("bMaxPacketSize0", "B"),
-    ("idVendor", "H"),
-    ("idProduct", "H"),
-    ("bcdDevice", "H"),
-    ("iManufacturer", "B"),
-    ("iProduct", "B"),
-    ("iSerialNumber", "B"),
-    ("bNumConfigurations", "B"),
-)
-CONFIGURATION_FIELDS = (
-    ("bLength", "B"),
-    ("bDescriptorType", "B"),
-    ("wTotalLength", "H"),
-    ("bNumInterfaces", "B"),
-    ("bConfigurationValue", "B"),
-    ("iConfiguration", "B"),
-    ("bmAttributes", "B"),
-    ("bMaxPower", "B"),
-)
-INTERFACE_FIELDS = (
-    ("bLength", "B"),
-    ("bDescriptorType", "B"),
-    ("bInterfaceNumber", "B"),
-    ("bAlternateSetting", "B"),
-    ("bNumEndpoints", "B"),
-    ("bInterfaceClass", "B"),
-    ("bInterfaceSubClass", "B"),
-    ("bInterfaceProtocol", "B"),
-    ("iInterface", "B"),
-)
-ENDPOINT_FIELDS = (
-    ("bLength", "B"),
-    ("bDescriptorType", "B"),
-    ("bEndpointAddress", "B"),
-    ("bmAttributes", "B"),
-    ("wMaxPacketSize", "H"),
-    ("bInterval", "B"),
+# The layouts the descriptor generator writes, read back with the two header bytes every descriptor has.
+HEADER_FIELDS = (("bLength", "B"), ("bDescriptorType", "B"))
+DEVICE_FIELDS, CONFIGURATION_FIELDS, INTERFACE_FIELDS, ENDPOINT_FIELDS = (
+    HEADER_FIELDS + LAYOUTS[name][2] for name in ("device", "configuration", "interface", "endpoint")
 )
 
 
