@@ -119,7 +119,7 @@ def test_hello_is_answered_over_the_vendor_bulk_interface_through_pyusb():
             assert adapter.status()["frames_bad"] == 0
 
 
-GET_DESCRIPTOR, SET_LINE_CODING, GET_LINE_CODING = 0x06, 0x20, 0x21
+GET_DESCRIPTOR, SET_LINE_CODING, GET_LINE_CODING, SET_CONTROL_LINE_STATE = 0x06, 0x20, 0x21, 0x22
 
 
 def test_control_transfers_after_enumeration_are_answered_by_the_firmware():
@@ -132,11 +132,13 @@ def test_control_transfers_after_enumeration_are_answered_by_the_firmware():
         assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0200, 0, 9).tobytes() == configuration[:9]
         assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0100, 0, 18).tobytes() == built["device"]
         assert device.ctrl_transfer(0x80, 0x00, 0, 0, 2).tobytes() == b"\x00\x00"  # GET_STATUS
+        assert device.ctrl_transfer(0x80, 0x08, 0, 0, 1).tobytes() == b"\x01"  # GET_CONFIGURATION
         # Line coding is state only the firmware holds: what is set is what comes back.
         device.detach_kernel_driver(0)  # as a program that talks to the CDC interface itself must
         coding = bytes([0x80, 0x25, 0x00, 0x00, 0, 0, 8])  # 9600 8N1
         assert device.ctrl_transfer(0x21, SET_LINE_CODING, 0, 0, coding) == len(coding)
         assert device.ctrl_transfer(0xA1, GET_LINE_CODING, 0, 0, 7).tobytes() == coding
+        assert device.ctrl_transfer(0x21, SET_CONTROL_LINE_STATE, 0x0003, 0, None) == 0  # DTR, RTS
         # What the firmware does not answer it stalls: a vendor request, a string it does not have.
         for request in ((0xC0, 0x01, 0, 0, 4), (0x80, GET_DESCRIPTOR, 0x0309, 0x0409, 255)):
             with pytest.raises(usb.core.USBError) as stall:
