@@ -61,7 +61,7 @@ $(ARM_DIR)/boot2_sealed.o: $(GEN_DIR)/boot2_sealed.S
 $(GEN_DIR):
 	@mkdir -p $@
 
-$(GEN_DIR)/usb_descriptors.h: $(FIRMWARE_DIR)/usb/descriptors.json \
+$(GEN_DIR)/usb_descriptors.h: $(PROJECT_ROOT)/hilbridge/firmware/usb_descriptors.json \
 		$(PROJECT_ROOT)/hilbridge/firmware/usb_descriptors.py $(PROJECT_ROOT)/hilbridge/link/usb.py | $(GEN_DIR)
 	$(HOST_PY) -m hilbridge.firmware.usb_descriptors $< $@
 

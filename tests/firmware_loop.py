@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import IN_CI, PROJECT_ROOT, firmware_cache, require_tool
 
+from hilbridge.firmware.harness_usb import HarnessUsbBackend
+
 FIRMWARE = PROJECT_ROOT / "firmware"
 HARNESS = FIRMWARE / "harness" / "harness.mjs"
 STARTUP_TIMEOUT = 180.0
@@ -99,16 +101,17 @@ def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
 
 
 class RunningFirmware:
-    """The harness process: its socket:// URL, the USB descriptors it read, and the JSON events it prints."""
+    """The harness process: its socket:// URLs (the link, the USB control port), the USB descriptors it
+    read, and the JSON events it prints."""
 
     def __init__(self, process: subprocess.Popen):
         self.process = process
-        self.url = ""
+        self.url = self.control_url = ""
         self.connected = False
         self.descriptors: dict = {}
         for event in self._events(timeout=STARTUP_TIMEOUT):
             if event["event"] == "listening":
-                self.url = event["url"]
+                self.url, self.control_url = event["url"], event["control"]
             if event["event"] == "usb-connected":
                 self.descriptors = event["descriptors"]
                 self.connected = True
@@ -125,6 +128,10 @@ class RunningFirmware:
             if not line:
                 return
             yield json.loads(line)
+
+    def usb_backend(self) -> HarnessUsbBackend:
+        """A pyusb backend on the vendor interface (`--link vendor`) and the control port."""
+        return HarnessUsbBackend(self.url, self.control_url, self.descriptors)
 
     def wait_event(self, name: str, timeout: float) -> dict:
         for event in self._events(timeout):

@@ -11,8 +11,9 @@
 // pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
 // --link usb serves the USB CDC-ACM data interface on the TCP port, --link vendor the vendor-specific
 // bulk interface (pyusb's UsbTransport through hilbridge.firmware.harness_usb), --link uart the UART
-// fallback (UART0); USB enumerates in every case. It prints one JSON object per line on stdout:
-// {"event": "listening", "url": ...} first, then "booted" (the CPU reached the application's reset
+// fallback (UART0); USB enumerates in every case, and a second port runs control transfers on the
+// chip's EP0 (lib/usb_bridge.mjs). It prints one JSON object per line on stdout:
+// {"event": "listening", "url": ..., "control": ...} first, then "booted" (the CPU reached the application's reset
 // handler), "usb-connected" (with "descriptors": device, configuration and string descriptors as hex,
 // read from the device by GET_DESCRIPTOR, and the pipes' endpoint numbers), with
 // --link uart "uart-pins" (the function of the UART's GPIOs) when a client first sends, and with
@@ -138,7 +139,8 @@ if (options['boot-check']) {
 }
 
 const port = await bridge.listen(Number(options.port));
-events.emit({ event: 'listening', url: `socket://127.0.0.1:${port}` });
+const controlPort = await usb.listenControl(0);
+events.emit({ event: 'listening', url: `socket://127.0.0.1:${port}`, control: `socket://127.0.0.1:${controlPort}` });
 
 // Run flat out while the host waits for something; once every request is answered and nothing has
 // moved for a while, give the machine back between slices (the firmware only polls then).
@@ -152,7 +154,7 @@ function loop() {
   const now = Date.now();
   if (bridge.bytesIn !== seenIn) [seenIn, lastIn] = [bridge.bytesIn, now];
   if (bridge.bytesOut !== seenOut) [seenOut, lastOut] = [bridge.bytesOut, now];
-  const answered = lastOut >= lastIn && !bridge.hostWaiting;
+  const answered = lastOut >= lastIn && !bridge.hostWaiting && !usb.controlWaiting;
   if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }

@@ -1,4 +1,6 @@
-"""USB descriptors of the adapter, packed from `firmware/usb/descriptors.json` into a C header.
+"""USB descriptors of the adapter, packed from `usb_descriptors.json` (beside this module, so the simulated
+adapter's USB device has them in an installed package too) into the firmware's C header, and parsed back
+from bytes as libusb parses them (for the pyusb backends of `hilbridge.firmware.usb_device`).
 
 A value written as a name in capitals (VID:PID, the vendor interface's class, endpoint addresses and
 packet size) is taken from `hilbridge.link.usb`, so the firmware enumerates as what `hilbridge devices`
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import struct
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +87,10 @@ LAYOUTS: dict[str, tuple[int, int | None, tuple[tuple[str, str], ...]]] = {
     "cdc_acm": (0x24, 0x02, (("bmCapabilities", "B"),)),
     "cdc_union": (0x24, 0x06, (("bControlInterface", "B"), ("bSubordinateInterface0", "B"))),
 }
+SPEC = Path(__file__).with_name("usb_descriptors.json")
 LANGUAGE_EN_US = 0x0409
+DESCRIPTOR_DEVICE, DESCRIPTOR_CONFIGURATION, DESCRIPTOR_STRING = 1, 2, 3
+DESCRIPTOR_INTERFACE, DESCRIPTOR_ENDPOINT = 4, 5
 
 
 def pack(kind: str, fields: dict[str, Any]) -> bytes:
@@ -96,7 +102,16 @@ def pack(kind: str, fields: dict[str, Any]) -> bytes:
 
 def string_descriptor(text: str) -> bytes:
     encoded = text.encode("utf-16-le")
-    return bytes([2 + len(encoded), 3]) + encoded
+    return bytes([2 + len(encoded), DESCRIPTOR_STRING]) + encoded
+
+
+def string_descriptors(built: dict[str, Any], serial: str) -> dict[int, bytes]:
+    """The string descriptors by index, as the firmware answers them: 0 the language list, and `serial`
+    where usb_descriptors.json leaves the text to the firmware (null)."""
+    strings = {0: bytes([4, DESCRIPTOR_STRING]) + LANGUAGE_EN_US.to_bytes(2, "little")}
+    for index, name in enumerate(built["string_names"], start=1):
+        strings[index] = string_descriptor(built["strings"][name] or serial)
+    return strings
 
 
 def _host_constant(value: Any) -> Any:
@@ -106,7 +121,7 @@ def _host_constant(value: Any) -> Any:
             return getattr(usb, value)
         except AttributeError:
             raise HilbridgeError(
-                f"descriptors.json names {value!r}, which hilbridge.link.usb does not define"
+                f"usb_descriptors.json names {value!r}, which hilbridge.link.usb does not define"
             ) from None
     return value
 
@@ -148,6 +163,74 @@ def build(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# -- parsing ---------------------------------------------------------------------------------------
+HEADER_FIELDS = (("bLength", "B"), ("bDescriptorType", "B"))  # the two bytes every descriptor starts with
+DEVICE_FIELDS, CONFIGURATION_FIELDS, INTERFACE_FIELDS, ENDPOINT_FIELDS = (
+    HEADER_FIELDS + LAYOUTS[name][2] for name in ("device", "configuration", "interface", "endpoint")
+)
+
+
+@dataclass
+class Descriptor:
+    """The fields pyusb copies from a descriptor, the class-specific bytes that follow it (libusb's
+    `extra`) and, for an interface, its endpoints."""
+
+    values: dict[str, int]
+    extra: bytearray = field(default_factory=bytearray)
+    children: list[Descriptor] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("values", "extra", "children"):  # not yet set (copy, pickle)
+            raise AttributeError(name)
+        if name == "extra_descriptors":
+            return list(self.extra)
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _unpack(layout: tuple[tuple[str, str], ...], data: bytes, what: str) -> dict[str, int]:
+    fmt = "<" + "".join(code for _, code in layout)
+    if len(data) < struct.calcsize(fmt):
+        raise HilbridgeError(f"{what} descriptor of {len(data)} bytes is too short")
+    return dict(zip((name for name, _ in layout), struct.unpack_from(fmt, data), strict=True))
+
+
+def parse_device(data: bytes) -> Descriptor:
+    return Descriptor(_unpack(DEVICE_FIELDS, data, "device"))
+
+
+def parse_configuration(data: bytes) -> tuple[Descriptor, list[list[Descriptor]]]:
+    """The configuration and its interfaces (a list of alternate settings per interface number)."""
+    configuration = Descriptor(_unpack(CONFIGURATION_FIELDS, data, "configuration"))
+    if configuration.wTotalLength != len(data):
+        raise HilbridgeError(
+            f"configuration says {configuration.wTotalLength} bytes, the device sent {len(data)}"
+        )
+    interfaces: dict[int, list[Descriptor]] = {}
+    current: Descriptor = configuration  # where class-specific descriptors that follow belong
+    interface: Descriptor | None = None
+    offset = configuration.bLength
+    while offset < len(data):
+        length = data[offset]
+        if length < 2 or offset + length > len(data):
+            raise HilbridgeError(f"configuration descriptor broken at byte {offset}")
+        part, kind = data[offset : offset + length], data[offset + 1]
+        if kind == DESCRIPTOR_INTERFACE:
+            interface = current = Descriptor(_unpack(INTERFACE_FIELDS, part, "interface"))
+            interfaces.setdefault(interface.bInterfaceNumber, []).append(interface)
+        elif kind == DESCRIPTOR_ENDPOINT and interface is not None:
+            current = Descriptor(_unpack(ENDPOINT_FIELDS, part, "endpoint"))
+            current.values.update(bRefresh=0, bSynchAddress=0)  # audio-class fields, 0 as libusb reports
+            interface.children.append(current)
+        else:
+            current.extra += part
+        offset += length
+    return configuration, [interfaces[number] for number in sorted(interfaces)]
+
+
+# -- the C header ----------------------------------------------------------------------------------
 def _c_bytes(data: bytes) -> str:
     rows = [", ".join(f"0x{b:02x}" for b in data[i : i + 12]) for i in range(0, len(data), 12)]
     return "{\n    " + ",\n    ".join(rows) + ",\n}"
@@ -156,7 +239,7 @@ def _c_bytes(data: bytes) -> str:
 def header(spec: dict[str, Any]) -> str:
     built = build(spec)
     lines = [
-        "/* Generated by hilbridge.firmware.usb_descriptors from firmware/usb/descriptors.json. */",
+        "/* Generated by hilbridge.firmware.usb_descriptors from hilbridge/firmware/usb_descriptors.json. */",
         "#ifndef HILBRIDGE_USB_DESCRIPTORS_H",
         "#define HILBRIDGE_USB_DESCRIPTORS_H",
         "#include <stdint.h>",
@@ -182,7 +265,7 @@ def header(spec: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_spec(path: Path) -> dict[str, Any]:
+def load_spec(path: Path = SPEC) -> dict[str, Any]:
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as error:

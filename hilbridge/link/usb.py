@@ -2,8 +2,8 @@
 
 The adapter enumerates as VID:PID 1209:4F32 (pid.codes open-source VID; the PID is a placeholder until
 one is allocated), a composite of a CDC-ACM function and one vendor interface (class FFh) holding bulk
-OUT 01h and bulk IN 81h; `firmware/usb/descriptors.json` takes these values from here. Without root,
-access needs the udev rule in `docs/udev/60-hilbridge.rules`.
+OUT 01h and bulk IN 81h; `hilbridge/firmware/usb_descriptors.json` takes these values from here.
+Without root, access needs the udev rule in `docs/udev/60-hilbridge.rules`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The generated USB descriptors: the VID:PID discovery looks for, a CDC-ACM layout a host accepts, and
-the vendor interface `UsbTransport` opens."""
+"""The generated USB descriptors: the VID:PID discovery looks for, a CDC-ACM layout a host accepts, the
+vendor interface `UsbTransport` opens; and the parser the pyusb backends read them back with."""
 
 from __future__ import annotations
 
@@ -7,9 +7,19 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.firmware.usb_descriptors import build, header, load_spec
+from hilbridge.firmware.usb_descriptors import (
+    LAYOUTS,
+    build,
+    header,
+    load_spec,
+    pack,
+    parse_configuration,
+    parse_device,
+)
 from hilbridge.link.usb import (
     ADAPTER_PID,
     ADAPTER_VID,
@@ -19,7 +29,7 @@ from hilbridge.link.usb import (
     PACKET_SIZE,
 )
 
-SPEC = Path(__file__).resolve().parents[2] / "firmware" / "usb" / "descriptors.json"
+SPEC = Path(__file__).resolve().parents[2] / "hilbridge" / "firmware" / "usb_descriptors.json"
 
 
 def split(descriptors: bytes) -> list[bytes]:
@@ -92,3 +102,39 @@ def test_a_name_hilbridge_link_usb_does_not_define_is_an_error():
     spec["configuration"][-1]["bEndpointAddress"] = "BULK_SIDEWAYS"
     with pytest.raises(HilbridgeError, match="BULK_SIDEWAYS"):
         build(spec)
+
+
+@given(
+    st.fixed_dictionaries(
+        {name: st.integers(0, 0xFFFF if code == "H" else 0xFF) for name, code in LAYOUTS["device"][2]}
+    )
+)
+def test_a_packed_device_descriptor_parses_back_to_its_fields(fields):
+    parsed = parse_device(pack("device", fields))
+    assert parsed.values == {"bLength": 18, "bDescriptorType": 1, **fields}
+
+
+@given(st.lists(st.sampled_from(["endpoint", "cdc_header", "cdc_union"]), max_size=6))
+def test_class_specific_descriptors_go_to_the_interface_before_them(kinds):
+    items = {
+        "endpoint": {"bEndpointAddress": 0x81, "bmAttributes": 2, "wMaxPacketSize": 64, "bInterval": 0},
+        "cdc_header": {"bcdCDC": 0x0110},
+        "cdc_union": {"bControlInterface": 0, "bSubordinateInterface0": 1},
+    }
+    interface = {"bInterfaceNumber": 0, "bAlternateSetting": 0, "bNumEndpoints": kinds.count("endpoint")}
+    interface |= {"bInterfaceClass": 2, "bInterfaceSubClass": 2, "bInterfaceProtocol": 0, "iInterface": 0}
+    body = pack("interface", interface) + b"".join(pack(kind, items[kind]) for kind in kinds)
+    head = {"wTotalLength": 9 + len(body), "bNumInterfaces": 1, "bConfigurationValue": 1}
+    head |= {"iConfiguration": 0, "bmAttributes": 0x80, "bMaxPower": 50}
+    _, interfaces = parse_configuration(pack("configuration", head) + body)
+    (setting,) = interfaces[0]
+    assert len(setting.children) == kinds.count("endpoint")
+    before_first_endpoint = kinds[: kinds.index("endpoint")] if "endpoint" in kinds else kinds
+    expected = b"".join(pack(kind, items[kind]) for kind in before_first_endpoint)
+    assert bytes(setting.extra) == expected  # what follows an endpoint is the endpoint's, as in libusb
+
+
+def test_a_configuration_whose_total_disagrees_is_an_error():
+    configuration = bytearray(build(load_spec(SPEC))["configuration"])
+    with pytest.raises(HilbridgeError, match="configuration says"):
+        parse_configuration(bytes(configuration[:-1]))

@@ -9,7 +9,7 @@ cartridge and playing the reference emulator's bus trace into captures; and `fir
 image itself booted in rp2040js with the demo cartridge played on its GPIOs (`tests/firmware_loop.py`),
 over USB CDC, (`firmware-uart`) over its UART fallback and (`firmware-usb`) over its vendor bulk
 interface through pyusb (`UsbTransport` on a backend holding the descriptors the harness read from the
-firmware, `hilbridge.firmware.harness_usb`).
+firmware, its control transfers run on the emulated chip, `hilbridge.firmware.harness_usb`).
 Expected cartridge
 bytes come from the cartridge model, not from the link.
 """
@@ -24,7 +24,6 @@ import pytest
 from conftest import served_firmware_host, served_simulator, write_bus_trace
 from firmware_loop import EMULATED_LINK, FLASH_SERIAL, demo_cart_table, running_firmware
 
-from hilbridge.firmware.harness_usb import HarnessUsbBackend
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.errors import DeviceError
 from hilbridge.link.protocol import (
@@ -93,7 +92,7 @@ def adapter(request, tmp_path_factory):
                 running_firmware("--cart-table", str(demo_cart_table()), *console, *link)
             )
             if request.param == "firmware-usb":
-                transport = UsbTransport(backend=HarnessUsbBackend(running.url, running.descriptors))
+                transport = UsbTransport(backend=running.usb_backend())
             else:
                 transport = SerialTransport(running.url)
         else:

@@ -1,5 +1,5 @@
 // The USB host side of rp2040js's device-mode controller: enumerates the firmware through real control
-// transfers and routes its bulk endpoints to pipes.
+// transfers, routes its bulk endpoints to pipes and runs the control transfers of a host program.
 //
 // rp2040js ships a host only as USBCDC, which reads the configuration descriptor alone and knows one
 // CDC data interface. This host asks what a PC's would: SET_ADDRESS, GET_DESCRIPTOR for the device, the
@@ -7,10 +7,13 @@
 // SET_CONFIGURATION and, when there is a CDC-ACM function, SET_CONTROL_LINE_STATE (DTR and RTS). The
 // bulk endpoint pair of the CDC data interface (class 0Ah) becomes pipe "cdc", that of the first
 // vendor-specific interface (class FFh) pipe "vendor". Once configured it calls onConfigured with the
-// raw descriptors (what a test parses) and the endpoint numbers.
+// raw descriptors (what a test parses) and the endpoint numbers. After that, `control` runs any
+// request (IN or OUT data stage) on EP0 in turn with the enumeration's.
 //
-// rp2040js has no STALL handshake in device mode: a request the device stalls never completes, so only
-// requests the device's own descriptors announce are made.
+// rp2040js has no STALL handshake in device mode: the firmware arms one (EP_STALL_ARM and the STALL bit
+// of an EP0 buffer control word) and nothing answers the host. The host watches for those writes and
+// ends the request it is running as stalled, as a host controller would on the STALL token, and clears
+// EP_STALL_ARM with each SETUP, as the chip does (RP2040 datasheet, EP_STALL_ARM).
 const GET_DESCRIPTOR = 0x06;
 const SET_ADDRESS = 0x05;
 const SET_CONFIGURATION = 0x09;
@@ -29,6 +32,10 @@ const LANGUAGE_EN_US = 0x0409;
 const DEVICE_ADDRESS = 1;
 const EP0_PACKET = 64;
 const REQUEST_GAP_NANOS = 20000; // between a status stage and the next SETUP, as a host leaves
+const EP0_IN_BUFFER_CONTROL = 0x80; // DPRAM offsets of EP0's buffer control words
+const EP0_OUT_BUFFER_CONTROL = 0x84;
+const BUFFER_CONTROL_STALL = 1 << 11;
+const STALL_ARM = { [EP0_IN_BUFFER_CONTROL]: 1, [EP0_OUT_BUFFER_CONTROL]: 2 }; // EP_STALL_ARM's bits
 
 function setupPacket(requestType, request, value, index, length) {
   return Uint8Array.of(requestType, request, value & 0xff, value >> 8, index & 0xff, index >> 8, length & 0xff, length >> 8);
@@ -83,6 +90,24 @@ export class UsbHost {
         if (name) this.onPipeRead?.(name, size);
       }
     };
+    const dpramUpdated = this.usb.DPRAMUpdated.bind(this.usb);
+    this.usb.DPRAMUpdated = (offset, value) => {
+      dpramUpdated(offset, value);
+      if (value & BUFFER_CONTROL_STALL && this.usb.epStallArm & STALL_ARM[offset]) this.stalled();
+    };
+    this.queue = [];
+    this.current = null;
+  }
+
+  /** Whether a control transfer is running or waiting. */
+  get busy() {
+    return this.current !== null || this.queue.length > 0;
+  }
+
+  /** Queue one control transfer (SETUP packet, OUT data stage); done(inData, stalled) once it ended. */
+  control(setup, outData, done) {
+    this.request(setup, done, outData);
+    if (!this.current) this.gap.schedule(REQUEST_GAP_NANOS);
   }
 
   pipeOf(endpoint, direction) {
@@ -118,8 +143,8 @@ export class UsbHost {
     this.getDescriptor(DESCRIPTOR_STRING, 0, 0, 255, (languages) => {
       this.descriptors.strings[0] = languages;
       indices.forEach((index, position) => {
-        this.getDescriptor(DESCRIPTOR_STRING, index, LANGUAGE_EN_US, 255, (text) => {
-          this.descriptors.strings[index] = text;
+        this.getDescriptor(DESCRIPTOR_STRING, index, LANGUAGE_EN_US, 255, (text, stalled) => {
+          if (!stalled) this.descriptors.strings[index] = text;
           if (position === indices.length - 1) then();
         });
       });
@@ -152,15 +177,17 @@ export class UsbHost {
     this.request(setupPacket(0x80, GET_DESCRIPTOR, (type << 8) | index, language, length), done);
   }
 
-  request(setup, done = () => {}) {
+  request(setup, done = () => {}, outData = new Uint8Array(0)) {
     const length = setup[6] | (setup[7] << 8);
-    this.queue.push({ setup, deviceToHost: !!(setup[0] & 0x80), length, data: [], done });
+    const deviceToHost = !!(setup[0] & 0x80);
+    this.queue.push({ setup, deviceToHost, length, data: [], out: outData, sent: 0, done });
   }
 
   nextRequest() {
     if (this.current || !this.queue.length) return;
     this.current = this.queue.shift();
     this.ep0OutArmed = false;
+    this.usb.epStallArm = 0; // the chip clears it when a SETUP arrives
     this.usb.sendSetupPacket(this.current.setup);
   }
 
@@ -168,7 +195,7 @@ export class UsbHost {
     const request = this.current;
     if (!request) return;
     if (!request.deviceToHost) {
-      if (buffer.length === 0) this.finish(); // the status stage of a request without data
+      if (buffer.length === 0) this.finish(); // the status stage of a request without data, or after it
       return;
     }
     request.data.push(...buffer);
@@ -179,6 +206,13 @@ export class UsbHost {
   }
 
   controlOutArmed() {
+    const request = this.current;
+    if (request && !request.deviceToHost && request.sent < request.out.length) {
+      const packet = request.out.subarray(request.sent, request.sent + EP0_PACKET); // the OUT data stage
+      request.sent += packet.length;
+      this.usb.endpointReadDone(0, packet);
+      return;
+    }
     this.ep0OutArmed = true;
     this.statusOut();
   }
@@ -192,10 +226,15 @@ export class UsbHost {
     this.finish();
   }
 
-  finish() {
+  /** The firmware armed a STALL on EP0: the host's next token there gets it, ending the request. */
+  stalled() {
+    if (this.current) this.finish(true);
+  }
+
+  finish(stalled = false) {
     const request = this.current;
     this.current = null;
-    request.done(Uint8Array.from(request.data));
+    request.done(Uint8Array.from(request.data), stalled);
     if (this.queue.length) this.gap.schedule(REQUEST_GAP_NANOS);
   }
 }

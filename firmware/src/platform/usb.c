@@ -6,7 +6,7 @@
  * (line coding and control line state, which a serial link ignores). Each endpoint is single-buffered
  * in the controller's DPRAM; an OUT buffer is handed back to the controller only once its bytes have
  * been read, so a busy firmware NAKs the host instead of losing data. Descriptors are generated from
- * firmware/usb/descriptors.json. */
+ * hilbridge/firmware/usb_descriptors.json. */
 #include "platform.h"
 #include "regs.h"
 #include "usb_descriptors.h"
