@@ -17,12 +17,9 @@ from hilbridge.link.transport import SerialTransport
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 
 pytestmark = pytest.mark.slow
-# The console runs twice slower than an NTSC 8048 here: at full rate the emulated firmware drops
-# records (benchmarks/firmware_capture_profile.py --slowdown 1: the decoding fits, ~115 CPU cycles
-# per access of the 349 an NTSC machine cycle leaves, but the protocol core's record path and the
-# CRC, COBS and USB copy of ~0.5 records per access do not), at twice the interval it drops none,
-# and a capture equal to the emulator needs every record.
-SLOWDOWN = 2
+# The console at the NTSC 8048's own pace: a capture equal to the emulator needs every record, and the
+# firmware keeps up with it (benchmarks/firmware_capture_profile.py prints by how much).
+SLOWDOWN = 1
 FRAMES = 2
 QUIET = 3.0  # seconds without a chunk: the console's trace has been played
 RESET, VSYNC_HOOK = 0x400, 0x406
