@@ -85,7 +85,7 @@ $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 
 -include $(ARM_OBJECTS:.o=.d)
 
-# The sniff decoder and the capture record path (protocol core, frame writer, CRC) run once per console
+# The sniff decoder, the capture record path (protocol core, frame writer, CRC) and the USB copy run per console
 # access: optimised for speed (-Os spills the decoder's loop state and calls the one-line byte and
 # CRC steps instead of inlining them).
-$(ARM_DIR)/sniff_decode.o $(ARM_DIR)/adapter_core.o $(ARM_DIR)/frame.o $(ARM_DIR)/crc32.o: ARM_CFLAGS += -O2
+$(ARM_DIR)/sniff_decode.o $(ARM_DIR)/adapter_core.o $(ARM_DIR)/frame.o $(ARM_DIR)/crc32.o $(ARM_DIR)/usb.o: ARM_CFLAGS += -O2

@@ -150,21 +150,21 @@ static void begin_chunk(adapter_core *core, core_chunk_slot *slot)
 
 static void close_chunk(adapter_core *core)
 {
-    core_chunk_slot *slot = open_chunk(core);
+    core_chunk_slot *slot = core->filling;
     if (slot == NULL || slot->records == 0) return;
     frame_writer_end(&slot->writer);
     core->capture_chunks++;
     core->capture_records += slot->records;
     core->chunk_open++;
-    slot = open_chunk(core);
-    if (slot) slot->records = 0;
+    core->filling = open_chunk(core);
+    if (core->filling) core->filling->records = 0;
 }
 
 static inline void add_record(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
                               uint8_t p1)
 {
     if (kind > 7u || !((core->capture_what >> kind) & 1u)) return;
-    core_chunk_slot *slot = open_chunk(core);
+    core_chunk_slot *slot = core->filling;
     if (slot == NULL) {
         core->capture_dropped++;
         return;
@@ -286,6 +286,7 @@ static void finish_sent(adapter_core *core)
         if (core->tx_stale) core->tx_stale = false;
         else core->capture_sent++;
         if (freed == core->chunk_open % CORE_CHUNK_SLOTS) core->chunks[freed].records = 0;
+        core->filling = open_chunk(core);
         break;
     }
     default:
@@ -602,6 +603,7 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     bool marker_on_wire = core->tx_source == TX_MARKER;
     core->chunk_open = core->chunk_head + (chunk_on_wire ? 1u : 0u);
     core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records = 0;
+    core->filling = open_chunk(core);
     core->marker_tail = core->marker_head + (marker_on_wire ? 1u : 0u);
     core->tx_stale = chunk_on_wire || marker_on_wire;
     core->capturing = true;

@@ -109,6 +109,14 @@ typedef struct core_counters {
 } core_counters;
 
 typedef struct adapter_core {
+    /* What the record path reads for every access comes first: at small offsets, which the M0+
+     * reaches without loading the offset from a literal pool. */
+    bool capturing;
+    uint8_t capture_what;
+    uint8_t capture_p1;    /* P1 AND the slot mask, as last seen */
+    struct core_chunk_slot *filling; /* the open chunk's slot; NULL while every slot waits for the link */
+    uint32_t capture_dropped;  /* records and events discarded for want of buffer space */
+
     const adapter_ops *ops;
     core_counters counters;
 
@@ -140,13 +148,9 @@ typedef struct adapter_core {
     uint32_t emulated_crc;
 
     /* Capture stream. */
-    bool capturing;
-    uint8_t capture_what;
-    uint8_t capture_p1;    /* P1 AND the slot mask, as last seen */
     uint32_t capture_chunks;   /* chunks closed (numbered) in this stream */
     uint32_t capture_sent;     /* chunks fully sent */
     uint32_t capture_records;  /* records in closed chunks */
-    uint32_t capture_dropped;  /* records and events discarded for want of buffer space */
     uint32_t capture_resets;
     uint32_t capture_frames;
     core_chunk_slot chunks[CORE_CHUNK_SLOTS];

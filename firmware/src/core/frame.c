@@ -186,28 +186,47 @@ size_t frame_writer_end(frame_writer *writer)
     return writer->length;
 }
 
+/* cobs_put for byte k of a run written from p on: no index arithmetic, a store at a constant offset. */
+static inline void cobs_put_at(uint8_t *p, unsigned k, uint8_t **code, uint8_t byte)
+{
+    p[k] = byte;
+    if (byte == 0) {
+        **code = (uint8_t)(p + k - *code);
+        *code = p + k;
+    }
+}
+
+/* frame_writer_put_9 where the open block may fill up: byte by byte, out of the usual path's way (its
+ * array would give that path a stack frame). */
+__attribute__((noinline)) static void put_9_carefully(frame_writer *writer, uint32_t low, uint32_t high,
+                                                      uint8_t last)
+{
+    const uint8_t bytes[9] = {(uint8_t)low,         (uint8_t)(low >> 8),   (uint8_t)(low >> 16),
+                              (uint8_t)(low >> 24), (uint8_t)high,         (uint8_t)(high >> 8),
+                              (uint8_t)(high >> 16), (uint8_t)(high >> 24), last};
+    frame_writer_put(writer, bytes, sizeof bytes);
+}
+
 void frame_writer_put_9(frame_writer *writer, uint32_t low, uint32_t high, uint8_t last)
 {
     uint32_t at = writer->length;
-    uint32_t code_at = writer->code_at;
-    if (at - code_at > COBS_FULL_BLOCK + 1u - 9u) { /* the open block may fill up: the careful way */
-        const uint8_t bytes[9] = {(uint8_t)low,         (uint8_t)(low >> 8),   (uint8_t)(low >> 16),
-                                  (uint8_t)(low >> 24), (uint8_t)high,         (uint8_t)(high >> 8),
-                                  (uint8_t)(high >> 16), (uint8_t)(high >> 24), last};
-        frame_writer_put(writer, bytes, sizeof bytes);
+    if (at - writer->code_at > COBS_FULL_BLOCK + 1u - 9u) {
+        put_9_carefully(writer, low, high, last);
         return;
     }
     uint8_t *wire = writer->wire;
-    at = cobs_put(wire, at, &code_at, (uint8_t)low);
-    at = cobs_put(wire, at, &code_at, (uint8_t)(low >> 8));
-    at = cobs_put(wire, at, &code_at, (uint8_t)(low >> 16));
-    at = cobs_put(wire, at, &code_at, (uint8_t)(low >> 24));
-    at = cobs_put(wire, at, &code_at, (uint8_t)high);
-    at = cobs_put(wire, at, &code_at, (uint8_t)(high >> 8));
-    at = cobs_put(wire, at, &code_at, (uint8_t)(high >> 16));
-    at = cobs_put(wire, at, &code_at, (uint8_t)(high >> 24));
-    at = cobs_put(wire, at, &code_at, last);
-    writer->length = at;
-    writer->code_at = code_at;
+    uint8_t *p = wire + at;
+    uint8_t *code = wire + writer->code_at;
+    cobs_put_at(p, 0, &code, (uint8_t)low);
+    cobs_put_at(p, 1, &code, (uint8_t)(low >> 8));
+    cobs_put_at(p, 2, &code, (uint8_t)(low >> 16));
+    cobs_put_at(p, 3, &code, (uint8_t)(low >> 24));
+    cobs_put_at(p, 4, &code, (uint8_t)high);
+    cobs_put_at(p, 5, &code, (uint8_t)(high >> 8));
+    cobs_put_at(p, 6, &code, (uint8_t)(high >> 16));
+    cobs_put_at(p, 7, &code, (uint8_t)(high >> 24));
+    cobs_put_at(p, 8, &code, last);
+    writer->length = at + 9u;
+    writer->code_at = (uint32_t)(code - wire);
     writer->crc = crc32_byte(crc32_word(crc32_word(writer->crc, low), high), last);
 }

@@ -378,7 +378,15 @@ static void copy_to_dpram(uint32_t offset, const uint8_t *data, size_t length)
     size_t words = ((uintptr_t)data & 3u) == 0 ? length / 4u : 0;
     const uint32_t *from = __builtin_assume_aligned(data, 4);
     volatile uint32_t *to = &DPRAM(offset);
-    for (size_t n = words; n; n--) {
+    size_t n = words;
+    for (; n >= 4u; n -= 4u, from += 4, to += 4) { /* four loads, then four stores */
+        uint32_t a = from[0], b = from[1], c = from[2], d = from[3];
+        to[0] = a;
+        to[1] = b;
+        to[2] = c;
+        to[3] = d;
+    }
+    for (; n; n--) {
         *to++ = *from++;
     }
     for (size_t i = words * 4u; i < length; i++) {
