@@ -138,12 +138,17 @@ static core_chunk_slot *open_chunk(adapter_core *core)
     return &core->chunks[core->chunk_open % CORE_CHUNK_SLOTS];
 }
 
-/* A chunk's first record starts its frame; the chunk will be closed as number capture_chunks, as
- * only the open chunk is ever closed. */
-static void begin_chunk(adapter_core *core, core_chunk_slot *slot)
+/* The open chunk's frame is begun as the slot opens (not at its first record: the record path then
+ * calls nothing but the writer); the chunk will be closed as number capture_chunks, as only the open
+ * chunk is ever closed. */
+static void open_filling(adapter_core *core)
 {
+    core_chunk_slot *slot = open_chunk(core);
+    core->filling = slot;
+    if (slot == NULL) return;
     uint8_t chunk_seq[CHUNK_SEQ_SIZE];
     put_u32(chunk_seq, core->capture_chunks);
+    slot->records = 0;
     frame_writer_begin(&slot->writer, slot->wire, HB_MSG_CAPTURE_CHUNK, 0);
     frame_writer_put(&slot->writer, chunk_seq, sizeof chunk_seq);
 }
@@ -156,22 +161,26 @@ static void close_chunk(adapter_core *core)
     core->capture_chunks++;
     core->capture_records += slot->records;
     core->chunk_open++;
-    core->filling = open_chunk(core);
-    if (core->filling) core->filling->records = 0;
+    open_filling(core);
 }
 
-static inline void add_record(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                              uint8_t p1)
+/* The record as two words and a byte (the layout asserted above), into the open chunk. Returns the
+ * chunk's record count, 0 if the record was dropped. */
+static inline uint32_t add_record(adapter_core *core, uint32_t cycle, uint32_t kind_address_value, uint8_t p1)
 {
-    if (kind > 7u || !((core->capture_what >> kind) & 1u)) return;
     core_chunk_slot *slot = core->filling;
     if (slot == NULL) {
         core->capture_dropped++;
-        return;
+        return 0;
     }
-    if (slot->records == 0) begin_chunk(core, slot);
-    frame_writer_put_9(&slot->writer, cycle, kind | (uint32_t)address << 8 | (uint32_t)value << 24, p1);
-    if (++slot->records == CORE_CHUNK_RECORDS) close_chunk(core);
+    uint32_t records = ++slot->records;
+    frame_writer_put_9(&slot->writer, cycle, kind_address_value, p1);
+    return records;
+}
+
+static inline uint32_t record_word(uint8_t kind, uint16_t address, uint8_t value)
+{
+    return kind | (uint32_t)address << 8 | (uint32_t)value << 24;
 }
 
 /* RESET_DETECTED or FRAME_SYNC, sent after the chunks closed before it. */
@@ -193,16 +202,26 @@ static void add_marker(adapter_core *core, uint8_t type, uint32_t first, uint32_
     core->marker_tail++;
 }
 
-static inline void capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
-                                  uint8_t value, uint8_t p1)
+static inline void record_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                 uint8_t value, uint8_t p1)
 {
-    if (!core->capturing) return;
+    if (kind <= 7u && (core->capture_what >> kind) & 1u &&
+        add_record(core, cycle, record_word(kind, address, value), p1) == CORE_CHUNK_RECORDS)
+        close_chunk(core);
+}
+
+/* An access that changes P1 or fetches 0400h/0406h: the P1 record first, the marker after. Out of
+ * capture_access's way: a call on its usual path would make it keep every argument in a saved
+ * register. */
+__attribute__((noinline)) static void capture_unusual(adapter_core *core, uint32_t cycle, uint8_t kind,
+                                                      uint16_t address, uint8_t value, uint8_t p1)
+{
     uint8_t slot_p1 = p1 & HB_CART_P1_MASK;
     if (slot_p1 != core->capture_p1) {
         core->capture_p1 = slot_p1;
-        add_record(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
+        record_access(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
     }
-    add_record(core, cycle, kind, address, value, p1);
+    record_access(core, cycle, kind, address, value, p1);
     if (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK)) {
         close_chunk(core);
         if (address == RESET_ADDRESS) {
@@ -214,10 +233,16 @@ static inline void capture_access(adapter_core *core, uint32_t cycle, uint8_t ki
     }
 }
 
-void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                         uint8_t p1)
+static inline void capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                  uint8_t value, uint8_t p1)
 {
-    capture_access(core, cycle, kind, address, value, p1);
+    if (!core->capturing) return;
+    if ((p1 & HB_CART_P1_MASK) != core->capture_p1 ||
+        (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK))) {
+        capture_unusual(core, cycle, kind, address, value, p1);
+        return;
+    }
+    record_access(core, cycle, kind, address, value, p1);
 }
 
 void core_capture_sink(void *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1)
@@ -280,15 +305,12 @@ static void finish_sent(adapter_core *core)
     case TX_MARKER:
         core->marker_head++;
         break;
-    case TX_CHUNK: {
-        uint32_t freed = core->chunk_head % CORE_CHUNK_SLOTS;
+    case TX_CHUNK:
         core->chunk_head++;
         if (core->tx_stale) core->tx_stale = false;
         else core->capture_sent++;
-        if (freed == core->chunk_open % CORE_CHUNK_SLOTS) core->chunks[freed].records = 0;
-        core->filling = open_chunk(core);
+        if (core->filling == NULL) open_filling(core); /* the freed slot */
         break;
-    }
     default:
         break;
     }
@@ -602,8 +624,6 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     bool chunk_on_wire = core->tx_source == TX_CHUNK;
     bool marker_on_wire = core->tx_source == TX_MARKER;
     core->chunk_open = core->chunk_head + (chunk_on_wire ? 1u : 0u);
-    core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records = 0;
-    core->filling = open_chunk(core);
     core->marker_tail = core->marker_head + (marker_on_wire ? 1u : 0u);
     core->tx_stale = chunk_on_wire || marker_on_wire;
     core->capturing = true;
@@ -615,6 +635,7 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     core->capture_dropped = 0;
     core->capture_resets = 0;
     core->capture_frames = 0;
+    open_filling(core);
     hb_capture_start_response values = {.what = request->what};
     hb_pack_capture_start_response(reply, &values);
 }

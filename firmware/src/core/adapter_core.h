@@ -187,12 +187,15 @@ void core_link_reset(adapter_core *core);
  * `cycle` the machine cycle (ALE count), `p1` the console's P1 at the time. The core adds the P1
  * change records, filters by the CAPTURE_START kinds, and sends RESET_DETECTED for a fetch of 0x400
  * and FRAME_SYNC for a fetch of 0x406 (so pass those fetches even when compressing sequential ones). */
-void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                         uint8_t p1);
-
-/* core_capture_access with the core as an untyped context: the shape of a sniff decoder's sink, so the
- * decoder reaches the core in one call per access. */
 void core_capture_sink(void *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1);
+
+/* core_capture_sink takes the core untyped, in the shape of a sniff decoder's sink, so the decoder
+ * reaches the core in one call per access. */
+static inline void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                       uint8_t value, uint8_t p1)
+{
+    core_capture_sink(core, cycle, kind, address, value, p1);
+}
 
 /* Records the platform lost before they reached the core (e.g. a full PIO FIFO): counted as dropped. */
 void core_capture_dropped(adapter_core *core, uint32_t records);
