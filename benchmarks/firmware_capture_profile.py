@@ -2,14 +2,15 @@
 against the console's own.
 
 The harness (`firmware/harness/harness.mjs --pc-profile`) counts the RP2040's CPU cycles per program
-counter while it plays the reference emulator's bus accesses of the demo cartridge (`--frames`
-frames) on the GPIOs, `--slowdown` times slower than an NTSC console; this script captures FETCH and
-MOVX_WRITE over emulated USB CDC, maps the PCs to the ELF's functions (arm-none-eabi-nm) and prints
-the cycles per slot access of each function next to the budget the console leaves: 349.2 CPU cycles
-(125 MHz) per NTSC machine cycle, times the slowdown; rp2040js counts nominal Cortex-M0+ cycles, with
-no flash wait states. The main loop polls without sleeping, so the cycles fill the budget whatever
-the load: what matters is the decode and record path (sniff_decoder_feed_events, core_capture_sink,
-frame_writer_put_9: once per access or record) and the sending (usb_write).
+counter while it plays the reference emulator's bus accesses of the demo cartridge (or `--cart`, one
+of fixtures/carts) for `--frames` frames on the GPIOs, `--slowdown` times slower than an NTSC console;
+this script captures FETCH and MOVX_WRITE over emulated USB CDC, maps the PCs to the ELF's functions
+(arm-none-eabi-nm) and prints the cycles per slot access of each function next to the budget the
+console leaves: 349.2 CPU cycles (125 MHz) per NTSC machine cycle, times the slowdown; rp2040js
+counts nominal Cortex-M0+ cycles, with no flash wait states. The main loop polls without sleeping, so
+the cycles fill the budget whatever the load: what matters is the decode and record path
+(sniff_decoder_feed_events, core_capture_sink, frame_writer_put_9: once per access or record) and the
+sending (usb_write).
 
 Then (`--search N`, 0 to skip) it captures the console at NTSC pace with the CPU made slower (harness
 --cpu-slowdown K: each instruction takes K times its cycles, PIO and the console keep theirs), doubling
@@ -18,10 +19,10 @@ firmware's CPU sustains K times the console's record rate (every MOVX write plus
 fetches, per second of NTSC console time), which it prints in records/s against the console's own.
 The capture buffers (16 chunks of 113 records, a 1,024-event ring) hold about a third of 2 frames'
 records: use more frames for a figure less flattered by them. (A console played faster than NTSC
-would not do: the sniff engine's PIO program, stepped at the CPU's clock, misses strobes past ~1.5x.)
+would not do: the sniff engine's PIO program, stepped at the CPU's clock, misses strobes at 2x.)
 
-Run: python benchmarks/firmware_capture_profile.py [--slowdown 1] [--frames 2] [--search 4]   (needs
-arm-none-eabi-gcc, node, npm ci in firmware/harness)
+Run: python benchmarks/firmware_capture_profile.py [--slowdown 1] [--frames 2] [--cart NAME] [--search 4]
+(needs arm-none-eabi-gcc, node, npm ci in firmware/harness)
 """
 
 from __future__ import annotations
@@ -39,12 +40,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "firmware"))
 
+from cart_fixtures import FIXTURES, image  # noqa: E402
 from conftest import write_bus_trace  # noqa: E402
 from firmware_loop import EMULATED_LINK, RunningFirmware, _harness_command, built_uf2, cart_table  # noqa: E402
 
 from hilbridge.link.adapter import Adapter  # noqa: E402
 from hilbridge.link.transport import SerialTransport  # noqa: E402
+from hilbridge.oracle.carts import load_manifest  # noqa: E402
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image  # noqa: E402
 
 CPU_CYCLES_PER_MACHINE_CYCLE = 125e6 * 15 / 5_369_317  # NTSC
@@ -140,6 +144,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slowdown", type=float, default=1.0)
     parser.add_argument("--frames", type=int, default=2)
+    parser.add_argument("--cart", default="demo", help="demo, or a fixture cart of fixtures/carts/carts.tsv")
     parser.add_argument("--search", type=int, default=4, help="steps of the zero-drop search (0: none)")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument(
@@ -148,17 +153,24 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         folder = Path(directory)
-        image = demo_image()
-        trace = write_bus_trace(image, DEMO_MAPPER, folder / "demo.trace", frames=options.frames)
-        table = cart_table(image, DEMO_MAPPER, folder)
+        if options.cart == "demo":
+            cart, mapper = demo_image(), DEMO_MAPPER
+        else:
+            cart, mapper = (
+                image(options.cart),
+                {s.name: s.slot for s in load_manifest(FIXTURES)}[options.cart],
+            )
+        trace = write_bus_trace(cart, mapper, folder / "cart.trace", frames=options.frames)
+        table = cart_table(cart, mapper, folder)
         counts, by_function, by_pc = profile(options.slowdown, trace, table, folder)
         accesses = counts["accesses"]
         budget = CPU_CYCLES_PER_MACHINE_CYCLE * options.slowdown
         total = sum(by_function.values())
         print(
-            f"slowdown {options.slowdown:g}, demo cart, {options.frames} frames: {accesses} slot accesses "
-            f"played, {counts['records']} records sent, {counts['dropped']} dropped; {total / accesses:.0f} "
-            f"CPU cycles per access while playing, budget {budget:.0f} per machine cycle"
+            f"slowdown {options.slowdown:g}, {options.cart} cart, {options.frames} frames: {accesses} slot "
+            f"accesses played, {counts['records']} records sent, {counts['dropped']} dropped; "
+            f"{total / accesses:.0f} CPU cycles per access while playing, budget {budget:.0f} per machine "
+            "cycle"
         )
         for name, cycles in by_function.most_common(options.top):
             print(f"  {name:32} {cycles / accesses:8.1f} cycles/access  {cycles / total:6.1%}")
