@@ -1,16 +1,28 @@
-"""Where the emulated firmware's CPU time goes during a capture, against the console's own pace.
+"""Where the emulated firmware's CPU time goes during a capture, and the capture rate it sustains
+against the console's own.
 
 The harness (`firmware/harness/harness.mjs --pc-profile`) counts the RP2040's CPU cycles per program
-counter while it plays the reference emulator's bus accesses of the demo cartridge (2 frames) on the
-GPIOs, `--console-slowdown` times slower than an NTSC console; this script captures FETCH and
-MOVX_WRITE over emulated USB CDC, maps the PCs to the ELF's functions (arm-none-eabi-nm) and prints
-the cycles per slot access of each function next to the budget the console leaves: 349.2 CPU cycles
-(125 MHz) per NTSC machine cycle, times the slowdown; rp2040js counts nominal Cortex-M0+ cycles, with
-no flash wait states. The decode path (sniff_drain, sniff_decoder_feed, sniff_access,
-core_capture_access, add_record) runs once per access and must fit the budget with the sending.
+counter while it plays the reference emulator's bus accesses of the demo cartridge (or `--cart`, one
+of fixtures/carts) for `--frames` frames on the GPIOs, `--slowdown` times slower than an NTSC console;
+this script captures FETCH and MOVX_WRITE over emulated USB CDC, maps the PCs to the ELF's functions
+(arm-none-eabi-nm) and prints the cycles per slot access of each function next to the budget the
+console leaves: 349.2 CPU cycles (125 MHz) per NTSC machine cycle, times the slowdown; rp2040js
+counts nominal Cortex-M0+ cycles, with no flash wait states. The main loop polls without sleeping, so
+the cycles fill the budget whatever the load: what matters is the decode and record path
+(sniff_decoder_feed_events, core_capture_sink, frame_writer_put_9: once per access or record) and the
+sending (usb_write).
 
-Run: python benchmarks/firmware_capture_profile.py [--slowdown 4]   (needs arm-none-eabi-gcc, node,
-npm ci in firmware/harness)
+Then (`--search N`, 0 to skip) it captures the console at NTSC pace with the CPU made slower (harness
+--cpu-slowdown K: each instruction takes K times its cycles, PIO and the console keep theirs), doubling
+K and then halving the step, N runs in all, to find the slowest CPU that still drops nothing: the
+firmware's CPU sustains K times the console's record rate (every MOVX write plus the non-sequential
+fetches, per second of NTSC console time), which it prints in records/s against the console's own.
+The capture buffers (16 chunks of 113 records, a 1,024-event ring) hold about a third of 2 frames'
+records: use more frames for a figure less flattered by them. (A console played faster than NTSC
+would not do: the sniff engine's PIO program, stepped at the CPU's clock, misses strobes at 2x.)
+
+Run: python benchmarks/firmware_capture_profile.py [--slowdown 1] [--frames 2] [--cart NAME] [--search 4]
+(needs arm-none-eabi-gcc, node, npm ci in firmware/harness)
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,12 +40,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "firmware"))
 
+from cart_fixtures import FIXTURES, image  # noqa: E402
 from conftest import write_bus_trace  # noqa: E402
 from firmware_loop import EMULATED_LINK, RunningFirmware, _harness_command, built_uf2, cart_table  # noqa: E402
 
 from hilbridge.link.adapter import Adapter  # noqa: E402
 from hilbridge.link.transport import SerialTransport  # noqa: E402
+from hilbridge.oracle.carts import load_manifest  # noqa: E402
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image  # noqa: E402
 
 CPU_CYCLES_PER_MACHINE_CYCLE = 125e6 * 15 / 5_369_317  # NTSC
@@ -66,14 +82,24 @@ def disassembly(elf: Path, name: str) -> dict[int, str]:
     return out
 
 
-def profile(slowdown: int, folder: Path) -> tuple[dict, Counter, Counter]:
-    image = demo_image()
-    trace = write_bus_trace(image, DEMO_MAPPER, folder / "demo.trace", frames=2)
-    table = cart_table(image, DEMO_MAPPER, folder)
+def console_seconds(trace: bytes, slowdown: float) -> float:
+    """How long the harness's console takes to play the trace: one machine cycle per access at least
+    (the two fetches of a two-byte instruction share the trace's cycle), `slowdown` times NTSC's."""
+    cycles = [struct.unpack_from("<I", trace, at)[0] for at in range(0, len(trace), 9)]
+    slot = -1
+    for cycle in cycles:
+        slot = max(cycle - cycles[0], slot + 1)
+    return (slot + 1) * CPU_CYCLES_PER_MACHINE_CYCLE * slowdown / 125e6
+
+
+def profile(
+    slowdown: float, trace: Path, table: Path, folder: Path, cpu_slowdown: float = 1.0
+) -> tuple[dict, Counter, Counter]:
     output = folder / "pc.json"
     uf2 = built_uf2()
     command = _harness_command(uf2, "--cart-table", str(table), "--console", str(trace))
     command += ["--console-slowdown", str(slowdown), "--pc-profile", str(output)]
+    command += ["--cpu-slowdown", str(cpu_slowdown)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         running = RunningFirmware(process)
@@ -95,33 +121,76 @@ def profile(slowdown: int, folder: Path) -> tuple[dict, Counter, Counter]:
     return {"accesses": done["accesses"], **totals}, by_function, by_pc
 
 
+def slowest_cpu_without_drops(trace: Path, table: Path, folder: Path, steps: int) -> float | None:
+    """The largest --cpu-slowdown at which the capture of the console at NTSC pace drops nothing, to
+    within the last step (doubling from 1, then halving the step); None if even 1 drops."""
+    good, bad = None, None
+    factor = 1.0
+    for _ in range(steps + 1):
+        counts, _, _ = profile(1.0, trace, table, folder, cpu_slowdown=factor)
+        dropped, offered = counts["dropped"], counts["records"] + counts["dropped"]
+        print(f"  CPU {factor:.2f}x slower: {dropped} of {offered} records dropped")
+        if dropped == 0:
+            good = factor
+        elif good is None:
+            return None
+        else:
+            bad = factor
+        factor = factor * 2 if bad is None else (good + bad) / 2
+    return good
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--slowdown", type=int, default=4)
+    parser.add_argument("--slowdown", type=float, default=1.0)
+    parser.add_argument("--frames", type=int, default=2)
+    parser.add_argument("--cart", default="demo", help="demo, or a fixture cart of fixtures/carts/carts.tsv")
+    parser.add_argument("--search", type=int, default=4, help="steps of the zero-drop search (0: none)")
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument(
         "--function", action="append", default=[], help="also list its cycles per instruction"
     )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        counts, by_function, by_pc = profile(options.slowdown, Path(directory))
-    accesses = counts["accesses"]
-    budget = CPU_CYCLES_PER_MACHINE_CYCLE * options.slowdown
-    total = sum(by_function.values())
-    print(
-        f"slowdown {options.slowdown}: {accesses} slot accesses played, {counts['records']} records sent, "
-        f"{counts['dropped']} dropped; {total / accesses:.0f} CPU cycles per access while playing, "
-        f"budget {budget:.0f} per machine cycle"
-    )
-    for name, cycles in by_function.most_common(options.top):
-        print(f"  {name:32} {cycles / accesses:8.1f} cycles/access  {cycles / total:6.1%}")
-    print(
-        "(the main loop polls without sleeping, so the cycles per access fill the budget whatever the load)"
-    )
-    for name in options.function:
-        print(f"{name}, cycles per access at each instruction:")
-        for address, instruction in disassembly(built_uf2().with_suffix(".elf"), name).items():
-            print(f"  {by_pc[address] / accesses:6.2f}  {address:08x}  {instruction}")
+        folder = Path(directory)
+        if options.cart == "demo":
+            cart, mapper = demo_image(), DEMO_MAPPER
+        else:
+            cart, mapper = (
+                image(options.cart),
+                {s.name: s.slot for s in load_manifest(FIXTURES)}[options.cart],
+            )
+        trace = write_bus_trace(cart, mapper, folder / "cart.trace", frames=options.frames)
+        table = cart_table(cart, mapper, folder)
+        counts, by_function, by_pc = profile(options.slowdown, trace, table, folder)
+        accesses = counts["accesses"]
+        budget = CPU_CYCLES_PER_MACHINE_CYCLE * options.slowdown
+        total = sum(by_function.values())
+        print(
+            f"slowdown {options.slowdown:g}, {options.cart} cart, {options.frames} frames: {accesses} slot "
+            f"accesses played, {counts['records']} records sent, {counts['dropped']} dropped; "
+            f"{total / accesses:.0f} CPU cycles per access while playing, budget {budget:.0f} per machine "
+            "cycle"
+        )
+        for name, cycles in by_function.most_common(options.top):
+            print(f"  {name:32} {cycles / accesses:8.1f} cycles/access  {cycles / total:6.1%}")
+        for name in options.function:
+            print(f"{name}, cycles per access at each instruction:")
+            for address, instruction in disassembly(built_uf2().with_suffix(".elf"), name).items():
+                print(f"  {by_pc[address] / accesses:6.2f}  {address:08x}  {instruction}")
+        if options.search:
+            print("zero-drop search, the console at NTSC pace, the CPU made slower (harness --cpu-slowdown):")
+            records = counts["records"] + counts["dropped"]
+            own = records / console_seconds(trace.read_bytes(), 1.0)
+            factor = slowest_cpu_without_drops(trace, table, folder, options.search)
+            if factor is None:
+                print(f"the console's own rate, {own:,.0f} records/s, is not sustained: records are dropped")
+            else:
+                print(
+                    f"sustained with zero drops: {own * factor:,.0f} records/s of console time (a CPU "
+                    f"{factor:.2f}x slower still keeps up) against the console's own {own:,.0f} records/s: "
+                    f"ratio {factor:.2f}"
+                )
 
 
 if __name__ == "__main__":

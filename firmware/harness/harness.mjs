@@ -4,9 +4,11 @@
 // cartridge and the console played on the GPIOs. See firmware/README.md, "Harness".
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|vendor|uart]
-//                    [--cart-table FILE] [--console TRACE [--console-slowdown N]]
+//                    [--cart-table FILE] [--console TRACE [--console-slowdown N]] [--cpu-slowdown K]
 //                    [--boot-check CYCLES] [--pc-profile FILE]
 //
+// --cpu-slowdown K (>= 1) makes every CPU instruction take K times its cycles while PIO, timers and
+// the console keep their pace: a CPU K times slower, to measure how much of the CPU a capture leaves.
 // --pc-profile writes, at exit, the CPU cycles spent at each PC while the console was playing, as JSON
 // pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
 // --link usb serves the USB CDC-ACM data interface on the TCP port, --link vendor the vendor-specific
@@ -43,6 +45,7 @@ const { values: options } = parseArgs({
     'console-slowdown': { type: 'string', default: '1' },
     'boot-check': { type: 'string' },
     'pc-profile': { type: 'string' },
+    'cpu-slowdown': { type: 'string', default: '1' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -78,6 +81,9 @@ const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // t
 const { clock, core } = mcu;
 let booted = false;
 let cycles = 0;
+const cpuSlowdown = Number(options['cpu-slowdown']);
+if (!(cpuSlowdown >= 1)) fail('--cpu-slowdown is a number >= 1');
+let stretch = 0; // the fraction of a cycle --cpu-slowdown has not yet added
 
 // One PIO cycle per CPU cycle for each enabled machine. rp2040js executes an instruction per step and
 // only counts its delay cycles; the machine sits out that debt here, so delays take their time.
@@ -115,7 +121,12 @@ function runSlice() {
     }
     if (i % DELIVER_EVERY === 0) bridge.deliver();
     const pc = profiling ? core.PC : 0;
-    const spent = core.executeInstruction();
+    let spent = core.executeInstruction();
+    if (cpuSlowdown !== 1) {
+      stretch += spent * cpuSlowdown;
+      spent = Math.floor(stretch);
+      stretch -= spent;
+    }
     if (profiling) pcCycles.set(pc, (pcCycles.get(pc) || 0) + spent);
     cycles += spent;
     clock.tick(spent * CYCLE_NANOS);

@@ -19,11 +19,9 @@ from hilbridge.machine.mappers import registry
 
 FIRMWARE = PROJECT_ROOT / "firmware"
 CORE = FIRMWARE / "src" / "core"
-# bus_table.c with fw-core's mapper logic, and the rest of the core that protocol_gen.c refers to;
-# crc32.c is left out (never called here, and its preprocessor-built table takes gcc a minute):
-# the library is loaded with lazy binding
-CART_SOURCES = [FIRMWARE / "src" / "cart" / "cart.c", BUS_SOURCES / "bus_table.c"]
-CART_SOURCES += [path for path in sorted(CORE.glob("*.c")) if path.name != "crc32.c"]
+# bus_table.c with fw-core's mapper logic, and the rest of the core that protocol_gen.c refers to
+# (crc32.c included: frame.c reads its tables, a data reference that lazy binding does not defer)
+CART_SOURCES = [FIRMWARE / "src" / "cart" / "cart.c", BUS_SOURCES / "bus_table.c", *sorted(CORE.glob("*.c"))]
 ARM_FLAGS = [
     "-std=c11",
     "-mcpu=cortex-m0plus",

@@ -172,6 +172,28 @@ def test_frames_encode_as_python_encodes_them_and_decode_back(core_test, frame_t
     assert core_test.ask("decode", wire.hex()) == f"READY {frame_type} {seq} {hexed(payload)} PENDING 0"
 
 
+# Runs of nonzero bytes about one COBS block long, so that blocks fill up before, inside and after a
+# 9-byte record.
+block_runs = st.lists(
+    st.integers(240, 270).map(lambda n: bytes((i % 255) + 1 for i in range(n))) | st.binary(max_size=12),
+    max_size=6,
+).map(b"".join)
+
+
+@SETTINGS
+@given(
+    frame_type=st.integers(0, 255),
+    seq=st.integers(0, 255),
+    payload=zero_rich | block_runs,
+    pieces=st.text(alphabet="rb", max_size=300),
+)
+def test_the_one_pass_frame_writer_writes_what_python_encodes(core_test, frame_type, seq, payload, pieces):
+    """frame_writer (the capture stream's: COBS and CRC as the bytes come, 9-byte records at once)
+    puts the same bytes on the wire as the host's encoder."""
+    wire = encode_frame(frame_type, seq, payload)
+    assert core_test.ask("writer", frame_type, seq, hexed(payload), pieces or "-") == wire.hex()
+
+
 def test_the_largest_frame_round_trips(core_test):
     payload = bytes(range(256)) * 255 + bytes(255)
     assert len(payload) == MAX_PAYLOAD

@@ -376,11 +376,6 @@ static void board_emulation_stop(void *context)
 
 /* ---- sniff ---- */
 
-static void sniff_access(void *context, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1)
-{
-    core_capture_access((adapter_core *)context, cycle, kind, address, value, p1);
-}
-
 static uint32_t sniff_produced(void)
 {
     return 0xFFFFFFFFu - *dma_reg(BUS_DMA_SNIFF, DMA_TRANS_COUNT);
@@ -394,7 +389,7 @@ static bool board_capture_start(void *context, uint8_t what)
     if (bus.capturing) {
         board_capture_stop(0);
     }
-    sniff_sink sink = {bus.core, sniff_access};
+    sniff_sink sink = {bus.core, core_capture_sink};
     sniff_decoder_init(&bus.decoder, &sink, BUS_NTSC_CYCLE_Q8);
     pio_load(PIO_SNIFF_PIO, pio_sniff_program, PIO_SNIFF_LENGTH, PIO_SNIFF_OFFSET);
     pio_configure(PIO_SNIFF_PIO, PIO_SNIFF_SM, PIO_SNIFF_EXECCTRL, PIO_SNIFF_SHIFTCTRL, PIO_SNIFF_PINCTRL,

@@ -198,7 +198,7 @@ static uint32_t feed_usual(sniff_decoder *restrict decoder, const uint32_t *rest
     int32_t last_carry_q8 = decoder->last_carry_q8;
     uint32_t cycle = decoder->cycle;
     uint32_t next_fetch = decoder->next_fetch;
-    uint32_t event_pio = 0;
+    uint32_t reads = 0; /* the PIO time of the events: fetches and writes take one path, reads another */
     uint32_t compressed = 0;
     for (; word != stop; word += 2) {
         uint32_t ticks = word[0];
@@ -210,7 +210,6 @@ static uint32_t feed_usual(sniff_decoder *restrict decoder, const uint32_t *rest
             break;
         }
         last_ticks = ticks;
-        event_pio += decoder->event_pio[kind];
         int32_t rest = (int32_t)(elapsed_ticks * (SNIFF_CYCLES_PER_TICK << 8)) + timing[kind].own_q8 + last_carry_q8;
         last_carry_q8 = timing[kind].carry_q8;
         cycle += machine_cycles(rest, cycle_q8);
@@ -224,11 +223,15 @@ static uint32_t feed_usual(sniff_decoder *restrict decoder, const uint32_t *rest
             decoder->sink.access(decoder->sink.context, cycle, SNIFF_FETCH, (uint16_t)address,
                                  (uint8_t)(pins >> PIN_D0), p1_of(pins));
         } else {
+            reads += kind == SNIFF_MOVX_READ;
             decoder->sink.access(decoder->sink.context, cycle + 1u, kind, (uint16_t)(pins & 0xFFu),
                                  (uint8_t)(pins >> PIN_D0), p1_of(pins));
         }
     }
     uint32_t taken = (uint32_t)(word - words);
+    /* event_pio[SNIFF_MOVX_WRITE] == event_pio[SNIFF_FETCH] (SNIFF_SAMPLE_FETCH_WRITE); modulo 2^32 */
+    uint32_t event_pio = taken / 2u * decoder->event_pio[SNIFF_FETCH] +
+                         reads * (decoder->event_pio[SNIFF_MOVX_READ] - decoder->event_pio[SNIFF_FETCH]);
     decoder->pio_time += (uint64_t)(first_ticks - last_ticks) * SNIFF_CYCLES_PER_TICK + event_pio;
     decoder->last_ticks = last_ticks;
     decoder->last_carry_q8 = last_carry_q8;

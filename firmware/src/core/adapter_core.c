@@ -52,13 +52,14 @@ void core_init(adapter_core *core, const adapter_ops *ops)
 void core_link_reset(adapter_core *core)
 {
     frame_decoder_reset(&core->decoder);
-    if (core->tx.active && core->tx_source != TX_REPLY) {
+    if (core->tx_source == TX_CHUNK || core->tx_source == TX_MARKER) {
         /* An event is sent again from its first byte on the next link rather than lost. */
-        frame_encoder_start(&core->tx, core->tx.raw, core->tx.length);
+        core->tx_wire_sent = 0;
         return;
     }
     /* The host that asked for the reply is gone. */
     core->tx.active = false;
+    core->tx_staged = core->tx_stage_sent = 0;
     core->tx_source = TX_NONE;
     core->reply_length = 0;
 }
@@ -123,6 +124,12 @@ size_t core_receive(adapter_core *core, const uint8_t *bytes, size_t count)
 
 /* -- capture stream ------------------------------------------------------------------------------ */
 
+/* add_record writes a record as two little-endian words and a byte: this layout. */
+_Static_assert(HB_CAPTURE_RECORD_SIZE == 9u && HB_CAPTURE_RECORD_CYCLE_OFFSET == 0u &&
+                   HB_CAPTURE_RECORD_KIND_OFFSET == 4u && HB_CAPTURE_RECORD_ADDRESS_OFFSET == 5u &&
+                   HB_CAPTURE_RECORD_VALUE_OFFSET == 7u && HB_CAPTURE_RECORD_P1_OFFSET == 8u,
+               "capture record layout");
+
 static uint32_t chunks_waiting(const adapter_core *core) { return core->chunk_open - core->chunk_head; }
 
 static core_chunk_slot *open_chunk(adapter_core *core)
@@ -131,37 +138,49 @@ static core_chunk_slot *open_chunk(adapter_core *core)
     return &core->chunks[core->chunk_open % CORE_CHUNK_SLOTS];
 }
 
-static void close_chunk(adapter_core *core)
+/* The open chunk's frame is begun as the slot opens (not at its first record: the record path then
+ * calls nothing but the writer); the chunk will be closed as number capture_chunks, as only the open
+ * chunk is ever closed. */
+static void open_filling(adapter_core *core)
 {
     core_chunk_slot *slot = open_chunk(core);
+    core->filling = slot;
+    if (slot == NULL) return;
+    uint8_t chunk_seq[CHUNK_SEQ_SIZE];
+    put_u32(chunk_seq, core->capture_chunks);
+    slot->records = 0;
+    frame_writer_begin(&slot->writer, slot->wire, HB_MSG_CAPTURE_CHUNK, 0);
+    frame_writer_put(&slot->writer, chunk_seq, sizeof chunk_seq);
+}
+
+static void close_chunk(adapter_core *core)
+{
+    core_chunk_slot *slot = core->filling;
     if (slot == NULL || slot->records == 0) return;
-    uint8_t *payload = slot->frame + HB_HEADER_SIZE;
-    put_u32(payload, core->capture_chunks);
-    frame_seal(slot->frame, HB_MSG_CAPTURE_CHUNK, 0, CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE);
+    frame_writer_end(&slot->writer);
     core->capture_chunks++;
     core->capture_records += slot->records;
     core->chunk_open++;
-    slot = open_chunk(core);
-    if (slot) slot->records = 0;
+    open_filling(core);
 }
 
-static void add_record(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                       uint8_t p1)
+/* The record as two words and a byte (the layout asserted above), into the open chunk. Returns the
+ * chunk's record count, 0 if the record was dropped. */
+static inline uint32_t add_record(adapter_core *core, uint32_t cycle, uint32_t kind_address_value, uint8_t p1)
 {
-    if (kind > 7u || !((core->capture_what >> kind) & 1u)) return;
-    core_chunk_slot *slot = open_chunk(core);
+    core_chunk_slot *slot = core->filling;
     if (slot == NULL) {
         core->capture_dropped++;
-        return;
+        return 0;
     }
-    uint8_t *record = slot->frame + HB_HEADER_SIZE + CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE;
-    put_u32(record + HB_CAPTURE_RECORD_CYCLE_OFFSET, cycle);
-    record[HB_CAPTURE_RECORD_KIND_OFFSET] = kind;
-    record[HB_CAPTURE_RECORD_ADDRESS_OFFSET] = (uint8_t)address;
-    record[HB_CAPTURE_RECORD_ADDRESS_OFFSET + 1u] = (uint8_t)(address >> 8);
-    record[HB_CAPTURE_RECORD_VALUE_OFFSET] = value;
-    record[HB_CAPTURE_RECORD_P1_OFFSET] = p1;
-    if (++slot->records == CORE_CHUNK_RECORDS) close_chunk(core);
+    uint32_t records = ++slot->records;
+    frame_writer_put_9(&slot->writer, cycle, kind_address_value, p1);
+    return records;
+}
+
+static inline uint32_t record_word(uint8_t kind, uint16_t address, uint8_t value)
+{
+    return kind | (uint32_t)address << 8 | (uint32_t)value << 24;
 }
 
 /* RESET_DETECTED or FRAME_SYNC, sent after the chunks closed before it. */
@@ -172,24 +191,37 @@ static void add_marker(adapter_core *core, uint8_t type, uint32_t first, uint32_
         return;
     }
     core_marker *marker = &core->markers[core->marker_tail % CORE_MARKER_SLOTS];
-    uint8_t *payload = marker->frame + HB_HEADER_SIZE;
+    uint8_t payload[8];
     put_u32(payload, first);
-    if (two_fields) put_u32(payload + 4, cycle);
-    marker->length = (uint8_t)frame_seal(marker->frame, type, 0, two_fields ? 8u : 4u);
+    put_u32(payload + 4, cycle);
+    frame_writer writer;
+    frame_writer_begin(&writer, marker->wire, type, 0);
+    frame_writer_put(&writer, payload, two_fields ? 8u : 4u);
+    marker->length = (uint8_t)frame_writer_end(&writer);
     marker->after_chunks = core->capture_chunks;
     core->marker_tail++;
 }
 
-void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                         uint8_t p1)
+static inline void record_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                 uint8_t value, uint8_t p1)
 {
-    if (!core->capturing) return;
+    if (kind <= 7u && (core->capture_what >> kind) & 1u &&
+        add_record(core, cycle, record_word(kind, address, value), p1) == CORE_CHUNK_RECORDS)
+        close_chunk(core);
+}
+
+/* An access that changes P1 or fetches 0400h/0406h: the P1 record first, the marker after. Out of
+ * capture_access's way: a call on its usual path would make it keep every argument in a saved
+ * register. */
+__attribute__((noinline)) static void capture_unusual(adapter_core *core, uint32_t cycle, uint8_t kind,
+                                                      uint16_t address, uint8_t value, uint8_t p1)
+{
     uint8_t slot_p1 = p1 & HB_CART_P1_MASK;
     if (slot_p1 != core->capture_p1) {
         core->capture_p1 = slot_p1;
-        add_record(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
+        record_access(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
     }
-    add_record(core, cycle, kind, address, value, p1);
+    record_access(core, cycle, kind, address, value, p1);
     if (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK)) {
         close_chunk(core);
         if (address == RESET_ADDRESS) {
@@ -199,6 +231,23 @@ void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint1
             add_marker(core, HB_MSG_FRAME_SYNC, core->capture_frames++, cycle, true);
         }
     }
+}
+
+static inline void capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                  uint8_t value, uint8_t p1)
+{
+    if (!core->capturing) return;
+    if ((p1 & HB_CART_P1_MASK) != core->capture_p1 ||
+        (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK))) {
+        capture_unusual(core, cycle, kind, address, value, p1);
+        return;
+    }
+    record_access(core, cycle, kind, address, value, p1);
+}
+
+void core_capture_sink(void *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1)
+{
+    capture_access(core, cycle, kind, address, value, p1);
 }
 
 void core_capture_dropped(adapter_core *core, uint32_t records)
@@ -213,31 +262,35 @@ void core_capture_flush(adapter_core *core)
 
 /* -- sending ------------------------------------------------------------------------------------- */
 
+static void send_wire(adapter_core *core, uint8_t source, const uint8_t *wire, uint32_t length)
+{
+    core->tx_source = source;
+    core->tx_wire = wire;
+    core->tx_wire_length = length;
+    core->tx_wire_sent = 0;
+    core->counters.frames_out++;
+}
+
 /* Pick the next frame to send: the reply, then events in stream order. */
 static bool start_next(adapter_core *core)
 {
     if (core->reply_length) {
         frame_encoder_start(&core->tx, core->reply, core->reply_length);
+        core->tx_staged = core->tx_stage_sent = 0;
         core->tx_source = TX_REPLY;
         return true;
     }
     if (core->marker_head != core->marker_tail) {
         core_marker *marker = &core->markers[core->marker_head % CORE_MARKER_SLOTS];
         if (marker->after_chunks <= core->capture_sent) {
-            frame_encoder_start(&core->tx, marker->frame, marker->length);
-            core->tx_source = TX_MARKER;
-            core->counters.frames_out++;
+            send_wire(core, TX_MARKER, marker->wire, marker->length);
             return true;
         }
     }
     if (chunks_waiting(core) == 0 && core->capturing) close_chunk(core); /* idle link: send what there is */
     if (chunks_waiting(core)) {
         core_chunk_slot *slot = &core->chunks[core->chunk_head % CORE_CHUNK_SLOTS];
-        frame_encoder_start(&core->tx, slot->frame,
-                            HB_HEADER_SIZE + CHUNK_SEQ_SIZE + slot->records * HB_CAPTURE_RECORD_SIZE +
-                                HB_CRC_SIZE);
-        core->tx_source = TX_CHUNK;
-        core->counters.frames_out++;
+        send_wire(core, TX_CHUNK, slot->wire, slot->writer.length);
         return true;
     }
     return false;
@@ -252,14 +305,12 @@ static void finish_sent(adapter_core *core)
     case TX_MARKER:
         core->marker_head++;
         break;
-    case TX_CHUNK: {
-        uint32_t freed = core->chunk_head % CORE_CHUNK_SLOTS;
+    case TX_CHUNK:
         core->chunk_head++;
         if (core->tx_stale) core->tx_stale = false;
         else core->capture_sent++;
-        if (freed == core->chunk_open % CORE_CHUNK_SLOTS) core->chunks[freed].records = 0;
+        if (core->filling == NULL) open_filling(core); /* the freed slot */
         break;
-    }
     default:
         break;
     }
@@ -267,20 +318,58 @@ static void finish_sent(adapter_core *core)
     core->tx_source = TX_NONE;
 }
 
+size_t core_transmit_span(adapter_core *core, const uint8_t **bytes)
+{
+    for (;;) {
+        if (core->tx_source == TX_NONE && !start_next(core)) return 0;
+        if (core->tx_source != TX_REPLY) {
+            if (core->tx_wire_sent < core->tx_wire_length) {
+                *bytes = core->tx_wire + core->tx_wire_sent;
+                return core->tx_wire_length - core->tx_wire_sent;
+            }
+        } else {
+            if (core->tx_stage_sent == core->tx_staged && core->tx.active) {
+                core->tx_staged = (uint32_t)frame_encoder_pull(&core->tx, core->tx_stage, sizeof core->tx_stage);
+                core->tx_stage_sent = 0;
+            }
+            if (core->tx_stage_sent < core->tx_staged) {
+                *bytes = core->tx_stage + core->tx_stage_sent;
+                return core->tx_staged - core->tx_stage_sent;
+            }
+        }
+        finish_sent(core);
+    }
+}
+
+void core_transmit_done(adapter_core *core, size_t count)
+{
+    if (core->tx_source == TX_REPLY) {
+        core->tx_stage_sent += (uint32_t)count;
+        if (core->tx_stage_sent == core->tx_staged && !core->tx.active) finish_sent(core);
+    } else if (core->tx_source != TX_NONE) {
+        core->tx_wire_sent += (uint32_t)count;
+        if (core->tx_wire_sent == core->tx_wire_length) finish_sent(core);
+    }
+}
+
 size_t core_transmit(adapter_core *core, uint8_t *out, size_t room)
 {
     size_t made = 0;
-    while (made < room) {
-        if (!core->tx.active && !start_next(core)) break;
-        made += frame_encoder_pull(&core->tx, out + made, room - made);
-        if (!core->tx.active) finish_sent(core);
+    const uint8_t *bytes;
+    size_t count;
+    while (made < room && (count = core_transmit_span(core, &bytes)) != 0) {
+        if (count > room - made) count = room - made;
+        mem_copy(out + made, bytes, count);
+        core_transmit_done(core, count);
+        made += count;
     }
     return made;
 }
 
 bool core_has_output(const adapter_core *core)
 {
-    if (core->tx.active || core->reply_length || core->marker_head != core->marker_tail || chunks_waiting(core))
+    if (core->tx_source != TX_NONE || core->reply_length || core->marker_head != core->marker_tail ||
+        chunks_waiting(core))
         return true;
     return core->capturing && core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records != 0;
 }
@@ -532,10 +621,9 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     }
     /* Events of an earlier stream not yet sent are dropped (its totals were reported by its
      * CAPTURE_STOP); one already on the wire is finished but not counted in the new stream. */
-    bool chunk_on_wire = core->tx.active && core->tx_source == TX_CHUNK;
-    bool marker_on_wire = core->tx.active && core->tx_source == TX_MARKER;
+    bool chunk_on_wire = core->tx_source == TX_CHUNK;
+    bool marker_on_wire = core->tx_source == TX_MARKER;
     core->chunk_open = core->chunk_head + (chunk_on_wire ? 1u : 0u);
-    core->chunks[core->chunk_open % CORE_CHUNK_SLOTS].records = 0;
     core->marker_tail = core->marker_head + (marker_on_wire ? 1u : 0u);
     core->tx_stale = chunk_on_wire || marker_on_wire;
     core->capturing = true;
@@ -547,6 +635,7 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     core->capture_dropped = 0;
     core->capture_resets = 0;
     core->capture_frames = 0;
+    open_filling(core);
     hb_capture_start_response values = {.what = request->what};
     hb_pack_capture_start_response(reply, &values);
 }

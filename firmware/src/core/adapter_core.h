@@ -88,22 +88,35 @@ typedef struct core_cached_reply {
     uint8_t reply[CORE_CACHED_REPLY_MAX];
 } core_cached_reply;
 
+/* A CAPTURE_CHUNK frame, written on the wire's form as its records come (frame_writer). */
 typedef struct core_chunk_slot {
     uint16_t records;
-    uint8_t frame[HB_HEADER_SIZE + CORE_CHUNK_PAYLOAD + HB_CRC_SIZE];
+    frame_writer writer;
+    _Alignas(4) uint8_t wire[FRAME_WIRE_MAX(HB_HEADER_SIZE + CORE_CHUNK_PAYLOAD + HB_CRC_SIZE)];
 } core_chunk_slot;
 
 typedef struct core_marker {
     uint32_t after_chunks; /* sent once this many chunks of the stream have been sent */
-    uint8_t frame[HB_HEADER_SIZE + 8u + HB_CRC_SIZE];
+    _Alignas(4) uint8_t wire[FRAME_WIRE_MAX(HB_HEADER_SIZE + 8u + HB_CRC_SIZE)];
     uint8_t length;
 } core_marker;
+
+/* Reply bytes are COBS-encoded into this buffer a piece at a time (one USB packet). */
+#define CORE_TX_STAGE 64u
 
 typedef struct core_counters {
     uint32_t frames_in, frames_bad, frames_out, duplicates;
 } core_counters;
 
 typedef struct adapter_core {
+    /* What the record path reads for every access comes first: at small offsets, which the M0+
+     * reaches without loading the offset from a literal pool. */
+    bool capturing;
+    uint8_t capture_what;
+    uint8_t capture_p1;    /* P1 AND the slot mask, as last seen */
+    struct core_chunk_slot *filling; /* the open chunk's slot; NULL while every slot waits for the link */
+    uint32_t capture_dropped;  /* records and events discarded for want of buffer space */
+
     const adapter_ops *ops;
     core_counters counters;
 
@@ -111,11 +124,16 @@ typedef struct adapter_core {
     uint8_t rx[CORE_MAX_FRAME];
     frame_decoder decoder;
 
-    /* Sending: one reply at a time, then capture events; COBS-encoded on the fly. */
+    /* Sending: one reply at a time, COBS-encoded on the fly into tx_stage, then capture events, whose
+     * frames are already encoded (tx_wire). */
     uint8_t reply[CORE_MAX_FRAME];
     size_t reply_length;   /* raw frame length of a reply not yet (fully) sent; 0 = none */
     frame_encoder tx;
-    uint8_t tx_source;     /* what tx is sending: see adapter_core.c */
+    _Alignas(4) uint8_t tx_stage[CORE_TX_STAGE];
+    uint32_t tx_staged, tx_stage_sent;
+    const uint8_t *tx_wire;
+    uint32_t tx_wire_length, tx_wire_sent;
+    uint8_t tx_source;     /* what is being sent: see adapter_core.c */
     bool tx_stale;         /* it is an event of a capture stream that has ended */
 
     core_cached_reply cache[CORE_REPLY_CACHE]; /* indexed by seq % CORE_REPLY_CACHE */
@@ -130,13 +148,9 @@ typedef struct adapter_core {
     uint32_t emulated_crc;
 
     /* Capture stream. */
-    bool capturing;
-    uint8_t capture_what;
-    uint8_t capture_p1;    /* P1 AND the slot mask, as last seen */
     uint32_t capture_chunks;   /* chunks closed (numbered) in this stream */
     uint32_t capture_sent;     /* chunks fully sent */
     uint32_t capture_records;  /* records in closed chunks */
-    uint32_t capture_dropped;  /* records and events discarded for want of buffer space */
     uint32_t capture_resets;
     uint32_t capture_frames;
     core_chunk_slot chunks[CORE_CHUNK_SLOTS];
@@ -156,6 +170,12 @@ size_t core_receive(adapter_core *core, const uint8_t *bytes, size_t count);
 /* Up to `room` bytes to send to the host (replies first, then capture events); 0 when idle. */
 size_t core_transmit(adapter_core *core, uint8_t *out, size_t room);
 
+/* The same without a copy: `*bytes` points at the next bytes to send, valid until core_transmit_done
+ * or any other core_* call; returns how many there are (0 when idle). core_transmit_done(count) then
+ * says how many of them went out. The platform copies them straight into its link's buffer. */
+size_t core_transmit_span(adapter_core *core, const uint8_t **bytes);
+void core_transmit_done(adapter_core *core, size_t count);
+
 /* True while the core has bytes to send. */
 bool core_has_output(const adapter_core *core);
 
@@ -167,8 +187,15 @@ void core_link_reset(adapter_core *core);
  * `cycle` the machine cycle (ALE count), `p1` the console's P1 at the time. The core adds the P1
  * change records, filters by the CAPTURE_START kinds, and sends RESET_DETECTED for a fetch of 0x400
  * and FRAME_SYNC for a fetch of 0x406 (so pass those fetches even when compressing sequential ones). */
-void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value,
-                         uint8_t p1);
+void core_capture_sink(void *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1);
+
+/* core_capture_sink takes the core untyped, in the shape of a sniff decoder's sink, so the decoder
+ * reaches the core in one call per access. */
+static inline void core_capture_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
+                                       uint8_t value, uint8_t p1)
+{
+    core_capture_sink(core, cycle, kind, address, value, p1);
+}
 
 /* Records the platform lost before they reached the core (e.g. a full PIO FIFO): counted as dropped. */
 void core_capture_dropped(adapter_core *core, uint32_t records);

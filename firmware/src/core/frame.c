@@ -4,7 +4,7 @@
 #include "crc32.h"
 #include "protocol_gen.h"
 
-#define COBS_FULL_BLOCK 254u
+#define COBS_FULL_BLOCK FRAME_COBS_BLOCK
 
 void frame_decoder_init(frame_decoder *decoder, uint8_t *buffer, size_t capacity)
 {
@@ -139,4 +139,94 @@ size_t frame_encoder_pull(frame_encoder *encoder, uint8_t *out, size_t room)
         }
     }
     return made;
+}
+
+/* One byte into a block that cannot fill up on the way: a zero closes it and opens the next. */
+static inline uint32_t cobs_put(uint8_t *wire, uint32_t at, uint32_t *code_at, uint8_t byte)
+{
+    wire[at] = byte;
+    if (byte == 0) {
+        wire[*code_at] = (uint8_t)(at - *code_at);
+        *code_at = at;
+    }
+    return at + 1u;
+}
+
+void frame_writer_begin(frame_writer *writer, uint8_t *wire, uint8_t type, uint8_t seq)
+{
+    crc32_prepare();
+    writer->wire = wire;
+    writer->length = 1; /* the first block's code byte */
+    writer->code_at = 0;
+    writer->crc = crc32_register(0);
+    const uint8_t header[HB_HEADER_SIZE] = {type, seq};
+    frame_writer_put(writer, header, sizeof header);
+}
+
+void frame_writer_put(frame_writer *writer, const uint8_t *bytes, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (writer->length - writer->code_at == COBS_FULL_BLOCK + 1u) { /* full: code FFh, no zero implied */
+            writer->wire[writer->code_at] = 0xFFu;
+            writer->code_at = writer->length++;
+        }
+        writer->length = cobs_put(writer->wire, writer->length, &writer->code_at, bytes[i]);
+        writer->crc = crc32_byte(writer->crc, bytes[i]);
+    }
+}
+
+size_t frame_writer_end(frame_writer *writer)
+{
+    uint32_t crc = crc32_value(writer->crc);
+    const uint8_t crc_bytes[HB_CRC_SIZE] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16),
+                                            (uint8_t)(crc >> 24)};
+    frame_writer_put(writer, crc_bytes, sizeof crc_bytes);
+    writer->wire[writer->code_at] = (uint8_t)(writer->length - writer->code_at); /* FFh when full */
+    writer->wire[writer->length++] = 0;
+    return writer->length;
+}
+
+/* cobs_put for byte k of a run written from p on: no index arithmetic, a store at a constant offset. */
+static inline void cobs_put_at(uint8_t *p, unsigned k, uint8_t **code, uint8_t byte)
+{
+    p[k] = byte;
+    if (byte == 0) {
+        **code = (uint8_t)(p + k - *code);
+        *code = p + k;
+    }
+}
+
+/* frame_writer_put_9 where the open block may fill up: byte by byte, out of the usual path's way (its
+ * array would give that path a stack frame). */
+__attribute__((noinline)) static void put_9_carefully(frame_writer *writer, uint32_t low, uint32_t high,
+                                                      uint8_t last)
+{
+    const uint8_t bytes[9] = {(uint8_t)low,         (uint8_t)(low >> 8),   (uint8_t)(low >> 16),
+                              (uint8_t)(low >> 24), (uint8_t)high,         (uint8_t)(high >> 8),
+                              (uint8_t)(high >> 16), (uint8_t)(high >> 24), last};
+    frame_writer_put(writer, bytes, sizeof bytes);
+}
+
+void frame_writer_put_9(frame_writer *writer, uint32_t low, uint32_t high, uint8_t last)
+{
+    uint32_t at = writer->length;
+    if (at - writer->code_at > COBS_FULL_BLOCK + 1u - 9u) {
+        put_9_carefully(writer, low, high, last);
+        return;
+    }
+    uint8_t *wire = writer->wire;
+    uint8_t *p = wire + at;
+    uint8_t *code = wire + writer->code_at;
+    cobs_put_at(p, 0, &code, (uint8_t)low);
+    cobs_put_at(p, 1, &code, (uint8_t)(low >> 8));
+    cobs_put_at(p, 2, &code, (uint8_t)(low >> 16));
+    cobs_put_at(p, 3, &code, (uint8_t)(low >> 24));
+    cobs_put_at(p, 4, &code, (uint8_t)high);
+    cobs_put_at(p, 5, &code, (uint8_t)(high >> 8));
+    cobs_put_at(p, 6, &code, (uint8_t)(high >> 16));
+    cobs_put_at(p, 7, &code, (uint8_t)(high >> 24));
+    cobs_put_at(p, 8, &code, last);
+    writer->length = at + 9u;
+    writer->code_at = (uint32_t)(code - wire);
+    writer->crc = crc32_byte(crc32_word(crc32_word(writer->crc, low), high), last);
 }

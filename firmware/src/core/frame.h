@@ -1,5 +1,6 @@
 /* Link frames: COBS( type seq payload crc32le ) 0x00 (docs/protocol.md §2), decoded and encoded a
- * piece at a time, so neither side needs a second buffer for the encoded form. */
+ * piece at a time, so neither side needs a second buffer for the encoded form; or written already
+ * encoded as the bytes are made (frame_writer: the capture stream's frames). */
 #ifndef HILBRIDGE_FRAME_H
 #define HILBRIDGE_FRAME_H
 
@@ -53,5 +54,28 @@ void frame_encoder_start(frame_encoder *encoder, const uint8_t *raw, size_t leng
 
 /* Up to `room` encoded bytes; the frame is done when encoder->active turns false. */
 size_t frame_encoder_pull(frame_encoder *encoder, uint8_t *out, size_t room);
+
+/* A frame written encoded as its raw bytes come, CRC-32 kept on the way: each byte is COBS-encoded
+ * into `wire` once, where it is made, with no raw copy and no second pass. The wire bytes equal
+ * frame_encoder_pull's for the same raw frame. */
+typedef struct frame_writer {
+    uint8_t *wire;
+    uint32_t length;  /* wire bytes so far, the open block's code byte included */
+    uint32_t code_at; /* where the open block's code byte goes */
+    uint32_t crc;     /* CRC register (crc32.h) over the raw bytes so far */
+} frame_writer;
+
+#define FRAME_COBS_BLOCK 254u
+/* Wire bytes of a raw frame of `raw` bytes at most: a code byte per started block and the delimiter. */
+#define FRAME_WIRE_MAX(raw) ((raw) + (raw) / FRAME_COBS_BLOCK + 2u)
+
+void frame_writer_begin(frame_writer *writer, uint8_t *wire, uint8_t type, uint8_t seq);
+void frame_writer_put(frame_writer *writer, const uint8_t *bytes, size_t count);
+/* Append the CRC and the delimiter; returns the wire length. */
+size_t frame_writer_end(frame_writer *writer);
+
+/* Nine raw bytes (a capture record): `low` and `high` little-endian, then `last`; runs once per
+ * captured access (a function of its own: inlined, it spills its caller's registers on the M0+). */
+void frame_writer_put_9(frame_writer *writer, uint32_t low, uint32_t high, uint8_t last);
 
 #endif

@@ -6,6 +6,9 @@
  *   crc HEX                       CRC-32 of the bytes, 8 hex digits
  *   cobs HEX                      COBS encoding of the bytes (no delimiter)
  *   encode TYPE SEQ PAYLOAD       the wire bytes of a frame (delimiter included)
+ *   writer TYPE SEQ PAYLOAD PIECES  the same through frame_writer (the capture stream's one-pass encoder):
+ *                                 the payload put as 9-byte records where PIECES says so, the rest
+ *                                 bytewise; PIECES is a string of r (a record) and b (a byte)
  *   decode WIRE                   what the decoder makes of the bytes: READY type seq payload | BAD | EMPTY,
  *                                 one per delimiter, separated by spaces, then PENDING n
  *   pack ID DIR V,V,.. TAIL       payload of message ID (DIR 0 request, 1 response) from its fields
@@ -89,6 +92,28 @@ static void encode(unsigned type, unsigned seq, const char *payload_hex)
     size_t made = 0;
     while (encoder.active) made += frame_encoder_pull(&encoder, wire + made, 7); /* small pieces on purpose */
     print_hex(wire, made);
+    putchar('\n');
+}
+
+static void write_frame(unsigned type, unsigned seq, const char *payload_hex, const char *pieces)
+{
+    size_t payload = from_hex(payload_hex, raw, HB_PROTOCOL_MAX_PAYLOAD);
+    frame_writer writer;
+    frame_writer_begin(&writer, wire, (uint8_t)type, (uint8_t)seq);
+    size_t at = 0;
+    for (const char *piece = pieces ? pieces : ""; at < payload; piece = *piece ? piece + 1 : piece) {
+        if (*piece == 'r' && payload - at >= 9u) {
+            const uint8_t *r = raw + at;
+            uint32_t low = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
+            uint32_t high = (uint32_t)r[4] | (uint32_t)r[5] << 8 | (uint32_t)r[6] << 16 | (uint32_t)r[7] << 24;
+            frame_writer_put_9(&writer, low, high, r[8]);
+            at += 9u;
+        } else {
+            frame_writer_put(&writer, raw + at, 1);
+            at++;
+        }
+    }
+    print_hex(wire, frame_writer_end(&writer));
     putchar('\n');
 }
 
@@ -186,6 +211,7 @@ int main(void)
             printf("%08x\n", (unsigned)crc32_update(0, bytes, n));
         } else if (strcmp(command, "cobs") == 0) cobs(a);
         else if (strcmp(command, "encode") == 0) encode(x, y, c);
+        else if (strcmp(command, "writer") == 0) write_frame(x, y, c, d);
         else if (strcmp(command, "decode") == 0) decode(a);
         else if (strcmp(command, "pack") == 0 && c) pack(x, y, c, d);
         else if (strcmp(command, "unpack") == 0) unpack(x, y, c);

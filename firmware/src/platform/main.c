@@ -41,8 +41,8 @@ static uint32_t uptime(void *context)
 int main(void)
 {
     static adapter_ops ops;
-    uint8_t in[CHUNK], out[CHUNK];
-    size_t in_length = 0, in_used = 0, out_length = 0, out_sent = 0;
+    uint8_t in[CHUNK];
+    size_t in_length = 0, in_used = 0;
     enum link link = LINK_USB_CDC;
 
     clocks_init();
@@ -66,7 +66,7 @@ int main(void)
         if (usb_configured() != was_configured) {
             was_configured = usb_configured();
             core_link_reset(&core); /* a new host session: no half frame from the last one */
-            in_used = in_length = out_sent = out_length = 0;
+            in_used = in_length = 0;
         }
         if (in_used == in_length) {
             in_used = 0;
@@ -82,13 +82,11 @@ int main(void)
             in_used += core_receive(&core, in + in_used, in_length - in_used);
         }
         bus_board_poll(&core);
-        if (out_sent == out_length) {
-            out_sent = 0;
-            out_length = core_transmit(&core, out, sizeof out);
-        }
-        if (out_sent < out_length) {
-            out_sent += link == LINK_UART ? uart_write(out + out_sent, out_length - out_sent)
-                                          : usb_write((enum usb_pipe)link, out + out_sent, out_length - out_sent);
+        const uint8_t *out;
+        size_t out_length = core_transmit_span(&core, &out);
+        if (out_length) {
+            core_transmit_done(&core, link == LINK_UART ? uart_write(out, out_length)
+                                                        : usb_write((enum usb_pipe)link, out, out_length));
         } else if (link != LINK_UART) {
             usb_flush((enum usb_pipe)link);
         }
