@@ -61,6 +61,11 @@ class FastForward(Protocol):
         is then re-checked there)."""
         ...
 
+    def next_input_change(self, cycle: int) -> int:
+        """A cycle > `cycle` no later than the first at which port_read() or bus_read() may answer
+        otherwise with the ports as they are (keys, joysticks)."""
+        ...
+
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """The first cycle at which re-reading `address` after a MOVX read ending at `cycle` may
         differ in the bits of `mask` (or a read would have side effects)."""

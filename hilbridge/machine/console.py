@@ -191,6 +191,10 @@ class Console:
     def next_irq_event(self, cycle: int) -> int:
         return self.vdc.next_irq_event(cycle)
 
+    def next_input_change(self, cycle: int) -> int:
+        """Keys and joysticks change only between runs (`set_key`, `set_joystick`), never inside one."""
+        return NEVER
+
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """First cycle after a MOVX read at `cycle` at which reading `address` again (with no write
         in between) might differ in the bits of `mask`, or have side effects. Cartridge and RAM

@@ -40,9 +40,11 @@ NEVER = 1 << 62
 TIMER_STOPPED, TIMER_RUNNING, COUNTER_RUNNING = 0, 1, 2
 HEAD: tuple[()] = ()
 """`blocks[pc]` of a spin anchor (`hilbridge.machine.idle`): the fast loop hands it to step()."""
-IdleEntry = tuple[Callable[[bytearray], object], object, bool | None, bool | None, "idle.Loop | None"]
+IdleEntry = tuple[
+    Callable[[bytearray], object], object, bool | None, bool | None, "idle.Ports | None", "idle.Loop | None"
+]
 """A cached idle analysis: the internal RAM bytes it depended on (getter) and their values, the T1
-and /INT values it saw (None: not looked at), its result."""
+and /INT values and the ports it saw (None: not looked at), its result."""
 SHORT_SKIP = 4
 """Iterations a spin anchor's skip must save to count as a success (fewer cost more than they save)."""
 GIVE_UP = 16
@@ -461,23 +463,26 @@ class Cpu:
                 self.idle_loops.clear()
             known = self.idle_loops[key] = []
         ram = self.ram
-        for guard, values, t1, irq, found in known:
+        for guard, values, t1, irq, ports, found in known:
             if (
                 guard(ram) == values
                 and (t1 is None or board.t1(cycle) == t1)
                 and (irq is None or board.irq(cycle) == irq)
+                and (ports is None or self._ports(cycle) == ports)
             ):
                 loop = found
                 break
         else:
-            t1, irq = board.t1(cycle), board.irq(cycle)
-            analysis = idle.run_iteration(self.prog, anchor, movx_pc, (*key[2:], bytes(ram), t1, irq))  # type: ignore[arg-type]
+            t1, irq, ports = board.t1(cycle), board.irq(cycle), self._ports(cycle)
+            state = (*key[2:], bytes(ram), t1, irq)
+            analysis = idle.run_iteration(self.prog, anchor, movx_pc, state, ports)  # type: ignore[arg-type]
             guard = itemgetter(*analysis.touched) if analysis.touched else _nothing
             if len(known) >= 32:
                 known.clear()
             loop = analysis.loop
             used_t1 = t1 if analysis.t1 else None
-            known.append((guard, guard(ram), used_t1, irq if analysis.irq else None, loop))
+            used_ports = ports if analysis.ports else None
+            known.append((guard, guard(ram), used_t1, irq if analysis.irq else None, used_ports, loop))
         if loop is None:
             self._anchor_failed(anchor, movx_pc)
             return
@@ -489,6 +494,8 @@ class Cpu:
             horizon = min(horizon, board.next_irq_event(cycle))
         if loop.t1:
             horizon = min(horizon, board.next_t1_change(cycle))
+        if loop.ports:
+            horizon = min(horizon, board.next_input_change(cycle))
         if movx_pc >= 0:
             horizon = min(horizon, board.read_horizon(address, cycle, loop.care))
         period = loop.period
@@ -512,6 +519,13 @@ class Cpu:
         self.cycle = cycle + count * period
         if movx_pc >= 0:
             self.a = board.peek_read(address, self.cycle)
+
+    def _ports(self, cycle: int) -> idle.Ports:
+        """The port latches and what the inputs answer at `cycle` (for the idle analysis)."""
+        board = self.board
+        return idle.Ports(
+            self.p1, self.p2, board.port_read(1, cycle), board.port_read(2, cycle), board.bus_read(cycle)
+        )
 
     def _replay_traced(self, loop: idle.Loop, address: int, cycle: int, count: int) -> None:
         """The fetches (and the poll's read, at the end of each iteration) of `count` skipped

@@ -2,7 +2,8 @@
 
 A loop may be skipped iteration by iteration when one iteration, run from the CPU's state at the
 loop's *anchor*, comes back to the anchor with the same state and its only inputs are reads with a
-known horizon: one MOVX read (VDC status, collisions...), T1, /INT (JNI) and the timer flag. Then
+known horizon: one MOVX read (VDC status, collisions...), T1, /INT (JNI), the timer flag and the
+keyboard and joystick ports (constant within a run; a write to a port must leave it as it is). Then
 every further iteration takes the same path and leaves the same state until one of those inputs
 may change, and the CPU jumps to there. Anchors are of two kinds:
 
@@ -47,12 +48,45 @@ _MOVES = {
 }  # fmt: skip
 _LOGIC = {f"{op} A,{src}" for op in ("ANL", "ORL", "XRL", "ADD") for src in ("Rn", "@Ri", "#imm8")}
 _JUMPS = {"JMP addr11", "CALL addr11", "RET", "DJNZ Rn,addr8"}
-IDLE_FORMS = frozenset(_CONDITIONS | _INPUT_TESTS | _ACCUMULATOR | _FLAGS | _MOVES | _LOGIC | _JUMPS)
+_PORT_READS = {"IN A,P1": 1, "IN A,P2": 2, "INS A,BUS": 0}
+"""Input reads (keyboard, joysticks): the board answers them the same until the run's end."""
+_PORT_WRITES = {
+    "OUTL P1,A": 1,
+    "OUTL P2,A": 2,
+    "ANL P1,#imm8": 1,
+    "ORL P1,#imm8": 1,
+    "ANL P2,#imm8": 2,
+    "ORL P2,#imm8": 2,
+}
+"""Port writes: idle only when they write the value the port holds (a keyboard poll's row select)."""
+IDLE_FORMS = frozenset(
+    _CONDITIONS
+    | _INPUT_TESTS
+    | _ACCUMULATOR
+    | _FLAGS
+    | _MOVES
+    | _LOGIC
+    | _JUMPS
+    | set(_PORT_READS)
+    | set(_PORT_WRITES)
+)
 """The forms an idle loop may be made of (besides its one MOVX read)."""
 MOVX_READ = "MOVX A,@Ri"
 
 NONE = (0,) * 8  # taint of a value that does not depend on the polled read
 FULL = tuple(1 << bit for bit in range(8))  # taint of the polled value itself
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    """The ports as an iteration finds them: the latches and what the inputs answer."""
+
+    p1: int
+    p2: int
+    in_p1: int
+    """`port_read(1)` (before the AND with the latch), likewise `in_p2`; `bus` is `bus_read()`."""
+    in_p2: int
+    bus: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +104,8 @@ class Loop:
     """Internal RAM index of the register a DJNZ counts down each iteration, or -1."""
     fetches: tuple[tuple[int, int], ...]
     """(address, cycle offset from the iteration's start) of each program fetch, in order."""
+    ports: bool = False
+    """The iteration reads or writes ports: skipping stops where the inputs may change."""
 
 
 @dataclass(slots=True)
@@ -87,6 +123,7 @@ class _State:
     """Internal RAM bytes the iteration read or wrote: the result holds while they are the same."""
     tested_t1: bool = False
     tested_irq: bool = False
+    used_ports: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +136,8 @@ class Analysis:
     t1: bool
     irq: bool
     """Whether it looked at T1 / /INT (the answer holds for their values at the start)."""
+    ports: bool = False
+    """Whether it read or wrote a port (the answer holds for the same `Ports`)."""
 
 
 def _union(taint: tuple[int, ...]) -> int:
@@ -118,14 +157,16 @@ def run_iteration(
     anchor: int,
     movx_pc: int,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
+    ports: Ports | None = None,
 ) -> Analysis:
     """The loop from `anchor` back to it (poll: `movx_pc` >= 0, the iteration ends with that MOVX)
     for the CPU state (a, psw, f1, jump_a11, timer_flag, ram, t1, irq), or None if it is not
     idle from that state, with what that answer depends on. T1 and /INT are taken at their
     values at the start. An iteration that comes back to an instruction other than the anchor
-    (an inner loop) is not idle: the inner loop is an anchor of its own."""
-    s, loop = _iterate(prog, anchor, movx_pc, state)
-    return Analysis(loop, tuple(sorted(s.touched)), s.tested_t1, s.tested_irq)
+    (an inner loop) is not idle: the inner loop is an anchor of its own. Without `ports`, a port
+    read or write is not idle."""
+    s, loop = _iterate(prog, anchor, movx_pc, state, ports)
+    return Analysis(loop, tuple(sorted(s.touched)), s.tested_t1, s.tested_irq, s.used_ports)
 
 
 def _iterate(
@@ -133,6 +174,7 @@ def _iterate(
     anchor: int,
     movx_pc: int,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
+    ports: Ports | None = None,
 ) -> tuple[_State, Loop | None]:
     a, psw, f1, jump_a11, timer_flag, ram, t1, irq = state
     rb = 24 if psw & 0x10 else 0
@@ -171,10 +213,15 @@ def _iterate(
                 s.ram[index] != ram[index] for index in s.touched
             ):
                 return s, None
-            return s, Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches))
+            return s, Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches), s.used_ports)
         if key not in IDLE_FORMS:
             return s, None
-        step = _execute(s, key, values, arg, read_registers, counted)
+        if key in _PORT_READS or key in _PORT_WRITES:
+            if ports is None or not _port_access(s, key, arg, ports):
+                return s, None
+            step: tuple[int, int] | None = (-1, 0)
+        else:
+            step = _execute(s, key, values, arg, read_registers, counted)
         if step is None:
             return s, None
         target, tested = step
@@ -184,10 +231,10 @@ def _iterate(
             taken = t1 if key == "JT1 addr8" else not t1
             target = (operand_pc & 0xF00) | arg if taken else -1
         elif key == "JNI addr8":
+            # Falling through arms MAME's JNI hack for the next interrupt check, which only matters
+            # if /INT is requested there: the skip ends before /INT can rise (the loop tests it).
             tests_irq = s.tested_irq = True
-            if not irq:
-                return s, None  # it falls through and arms MAME's JNI hack: not idle
-            target = (operand_pc & 0xF00) | arg
+            target = (operand_pc & 0xF00) | arg if irq else -1
         elif key == "JTF addr8":
             if s.timer_flag:
                 return s, None
@@ -220,6 +267,27 @@ def _iterate(
     return s, None
 
 
+def _port_access(s: _State, key: str, arg: int, ports: Ports) -> bool:
+    """Run a port read or write on `s`; False if it is a write that would change the port."""
+    s.used_ports = True
+    if key in _PORT_READS:
+        port = _PORT_READS[key]
+        if port == 0:
+            s.a = ports.bus
+        else:
+            s.a = ports.in_p1 & ports.p1 if port == 1 else ports.in_p2 & ports.p2
+        s.a_taint = NONE
+        return True
+    latch = ports.p1 if _PORT_WRITES[key] == 1 else ports.p2
+    if key.startswith("OUTL"):
+        if s.a_taint != NONE:
+            return False
+        written = s.a
+    else:
+        written = latch & arg if key.startswith("ANL") else latch | arg
+    return written == latch
+
+
 def _spin_end(
     s: _State,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
@@ -238,7 +306,7 @@ def _spin_end(
         return None
     changed = [index for index in s.touched if s.ram[index] != ram[index]]
     if not changed:
-        return Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches))
+        return Loop(cycles, care, tests_t1, tests_irq, -1, tuple(fetches), s.used_ports)
     if len(changed) != 1:
         return None
     register = changed[0]
@@ -248,7 +316,7 @@ def _spin_end(
         or s.ram[register] != (ram[register] - 1) & 0xFF
     ):
         return None
-    return Loop(cycles, care, tests_t1, tests_irq, register, tuple(fetches))
+    return Loop(cycles, care, tests_t1, tests_irq, register, tuple(fetches), s.used_ports)
 
 
 def _execute(

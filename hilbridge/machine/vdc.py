@@ -290,11 +290,13 @@ class Vdc:
             return cycle + 1  # that read cleared bits: the next one reads them as 0
         picture = self._current_picture()
         pixel = self._beam_pixel(cycle)
+        # Neither horizon goes past the end of the read's frame, where the rest of it is drawn at
+        # once. (After the read, that end is `_frame_end`; derived from the pixel, it also holds for
+        # a horizon asked without a read.)
+        frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
         if kind == "collision":
             if not picture.enable or not picture.objects_on:
                 return NEVER
-            # not past the frame end: it redraws the half-drawn line, which can report bits again
-            frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
             marked = min(frame_end, self._next_marked_pixel(pixel, picture.collision_positions()))
             return self._cycle_past(marked, cycle)
         # status: events and the major-overlap bit (bits a read clears, so a skipped read would
@@ -304,8 +306,6 @@ class Vdc:
             hstatus = self.raster.next_hstatus_change(pixel)
             horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
         if picture.objects_on and picture.overlap_positions().size:
-            # as for collisions, not past the frame end: the redrawn half line can report overlap again
-            frame_end = pixel - pixel % self._frame_pixels + self._frame_pixels
             overlap = min(frame_end, self._next_marked_pixel(pixel, picture.overlap_positions()))
             horizon = min(horizon, self._cycle_past(overlap, cycle))
         return max(horizon, cycle + 1)
@@ -377,16 +377,19 @@ class Vdc:
         self._last_line = scanline + 1
         self._last_hpos = 0
 
+    def _finish_line(self) -> None:
+        """Draw the rest of the line the last update stopped in, from where it stopped."""
+        if self._last_hpos > 0:
+            if self._last_line <= LAST_VISIBLE_LINE and self._last_hpos <= LAST_VISIBLE_X:
+                self._add_op(self._last_line, self._last_line, self._last_hpos, LAST_VISIBLE_X)
+            self._last_hpos = 0
+            self._last_line += 1
+
     def _update_now(self, line: int, hpos: int) -> None:
         if line < self._last_line or (line == self._last_line and hpos == self._last_hpos):
             return
         if line > self._last_line:
-            if self._last_hpos > 0:
-                # finish the line the previous update stopped in
-                if self._last_line <= LAST_VISIBLE_LINE and self._last_hpos <= LAST_VISIBLE_X:
-                    self._add_op(self._last_line, self._last_line, self._last_hpos, LAST_VISIBLE_X)
-                self._last_hpos = 0
-                self._last_line += 1
+            self._finish_line()
             if line > self._last_line:
                 self._update_partial(line - 1)
         if hpos > 0 and line <= LAST_VISIBLE_LINE:
@@ -407,6 +410,10 @@ class Vdc:
         if self._deferred_update >= 0:
             self._record_deferred_update()
         while pixel >= self._frame_end:
+            # A line an update left half drawn is finished from where it stopped, as MAME 0.251
+            # does (not redrawn from x = 0 with the final registers: fixtures wait_timer, frame 55
+            # NTSC, frames 10, 12, 17, 21, 47 and 58 PAL).
+            self._finish_line()
             self._update_partial(LAST_VISIBLE_LINE)
             self.renderer.end_frame(self.draw)
             self.frames_completed += 1
@@ -548,7 +555,7 @@ class Vdc:
         changes_picture = new != old and self.changes_drawing(a, old ^ new, registers[CONTROL])
         if info.redraw and value != old:
             # MAME redraws up to the beam, even when the picture stays the same: where its last
-            # update stopped decides which half-drawn line the frame end redraws. Consecutive
+            # update stopped decides where the frame end goes on drawing. Consecutive
             # redraws with one picture within a frame draw what the last of them alone would (the
             # spans join), so a write that leaves the picture as it is only notes its cycle; the
             # next redraw, picture change, status read or frame end records it.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine import idle
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.oracle.carts import build_cart, load_manifest
 
 VBLS = tuple(range(5000, 60000, 5983))
 
@@ -188,6 +191,36 @@ loop:   jnt1 $
         movx @r1,a
         jmp loop
 """,
+    "jni_falling_through": """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+wait:   jni seen
+        jmp wait
+seen:   mov r0,#0A1h
+        movx a,@r0
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp wait
+""",
+    "keyboard_poll_until_t1": """
+        org 400h
+        mov a,#0B0h
+        outl p1,a
+wait:   mov a,#0F1h
+        outl p2,a
+        in a,p2
+        ins a,bus
+        jnt1 wait
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jt1 $
+        jmp wait
+""",
 }
 
 
@@ -288,3 +321,70 @@ exit:   jmp exit
     state = (value, 0, 0, 0, False, bytes(ram), False, False)
     loop = idle.run_iteration(cpu.prog, head + 1, head, state).loop
     assert loop is not None and loop.care == care
+
+
+KEYBOARD_POLL = """
+        org 400h
+wait:   mov a,#{row}
+        outl p2,a
+        in a,p2
+        jb4 wait
+        jmp wait
+"""
+
+
+@pytest.mark.parametrize(
+    ("row", "p2", "idle_found"),
+    [(0xF1, 0xF1, True), (0xF1, 0xF2, False)],  # the row select rewrites P2: idle only if unchanged
+)
+def test_a_keyboard_poll_is_idle_while_its_port_writes_change_nothing(row, p2, idle_found):
+    console = Console(load_cartridge(assemble_cart(KEYBOARD_POLL.format(row=row)), "o2_rom"))
+    state = (row, 0, 0, 0, False, bytes(64), False, False)  # A as the iteration before left it
+    ports = idle.Ports(p1=0xB0, p2=p2, in_p1=0xFF, in_p2=0xFF, bus=0xFF)
+    analysis = idle.run_iteration(console.cpu.prog, 0x400, -1, state, ports)
+    assert (analysis.loop is not None) == idle_found and analysis.ports
+    if idle_found:
+        assert analysis.loop.ports and analysis.loop.period == 2 + 2 + 2 + 2  # MOV, OUTL, IN, JB4 taken
+    assert idle.run_iteration(console.cpu.prog, 0x400, -1, state).loop is None  # no ports known
+
+
+def test_a_jni_falling_through_is_idle_until_int_rises():
+    source = """
+        org 400h
+wait:   jni out
+        jmp wait
+out:    jmp out
+"""
+    console = Console(load_cartridge(assemble_cart(source), "o2_rom"))
+    low = idle.run_iteration(console.cpu.prog, 0x400, -1, (0, 0, 0, 0, False, bytes(64), False, False))
+    assert low.irq and low.loop is not None and low.loop.irq
+    high = idle.run_iteration(console.cpu.prog, 0x400, -1, (0, 0, 0, 0, False, bytes(64), False, True))
+    assert high.loop is None  # /INT requested: it jumps out
+
+
+FIXTURE_CARTS = {
+    spec.name: spec for spec in load_manifest(Path(__file__).resolve().parents[2] / "fixtures" / "carts")
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(FIXTURE_CARTS))
+def test_skipping_equals_stepping_on_every_fixture_cart(name: str, region: str) -> None:
+    """Every oracle test cart (with its input movie) gives the same records, CPU state and frames
+    with idle skipping as without."""
+    spec = FIXTURE_CARTS[name]
+    runs = []
+    for skip in (True, False):
+        console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+        console.cpu.skip_idle = skip
+        records: list = []
+        console.add_bus_listener(records.append)
+        frames = []
+        for frame in range(6):
+            spec.inputs.apply(console, frame)
+            console.run_frames(1)
+            frames.append(console.vdc.frame().tobytes())
+        runs.append((records, console.cpu.state(), frames))
+    assert runs[0] == runs[1]
+    assert runs[0][0], "the cart made MOVX accesses"

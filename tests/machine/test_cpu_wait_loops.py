@@ -33,7 +33,8 @@ def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch
     records: list = []
     console.add_bus_listener(records.append)
     pictures = []
-    for _ in range(FRAMES):
+    for frame in range(FRAMES):
+        spec.inputs.apply(console, frame)  # wait_keys: keys pressed and released while it polls
         console.run_frames(1)
         pictures.append(console.vdc.frame().copy())
     return records, console.cpu.state(), pictures, skipped[0] / console.cycle
