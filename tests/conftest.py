@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from hilbridge.firmware.bootrom import default_cache
+
 # No time limit per example: on a loaded two-core machine a first call can take 300 ms where it
 # usually takes 1 ms, and speed is what benchmarks/ measures, never a unit test (DeadlineExceeded
 # failed tests/firmware/test_uf2.py that way).
@@ -24,18 +26,19 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
-SHARED_WORK_FOLDERS = frozenset({"oracle"})
-"""Test folders whose modules share runs a process caches (tests/oracle/oracle_support.py: one MAME
-and one emulator run per cart and region): each folder runs on one xdist worker, so nothing runs twice."""
+# MAME runs are kept on disk between sessions and shared by the xdist workers, keyed by every input
+# of a run (hilbridge.oracle.run_cache); `HILBRIDGE_MAME_CACHE= pytest ...` runs MAME every time.
+os.environ.setdefault("HILBRIDGE_MAME_CACHE", str(default_cache() / "mame-runs"))
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the tests that must share a worker for `--dist loadgroup` (pyproject.toml's addopts).
 
-    Tests of a folder in SHARED_WORK_FOLDERS form one group; tests that use a module- or class-scoped
-    fixture (a served simulator, a firmware program...) form one group per module, so the fixture is
-    set up once, as in a one-process run. Every other test is handed out on its own.
+    Tests that use a module- or class-scoped fixture (a served simulator, a firmware program...) form
+    one group per module, so the fixture is set up once, as in a one-process run; a test can name its
+    own group (tests/oracle/oracle_support.py's `compare_group`). Every other test is handed out on
+    its own.
     """
     if not config.pluginmanager.hasplugin("xdist"):
         return
@@ -47,9 +50,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _worker_group(item: pytest.Item) -> str | None:
-    folder = item.path.parent.relative_to(PROJECT_ROOT).parts[1:2]
-    if folder and folder[0] in SHARED_WORK_FOLDERS:
-        return f"tests/{folder[0]}"
     fixture_definitions = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
     for definitions in fixture_definitions.values():
         if definitions[-1].scope in ("module", "class"):
@@ -104,8 +104,6 @@ def served_simulator(*arguments: str) -> Iterator[str]:
 
 def firmware_cache() -> Path:
     """Where firmware builds are kept between test runs, one directory per source hash."""
-    from hilbridge.firmware.bootrom import default_cache
-
     return default_cache() / "firmware-build"
 
 

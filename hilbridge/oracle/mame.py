@@ -27,6 +27,7 @@ from hilbridge.machine.inputs import NO_INPUT, InputMovie
 from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.palette import RF_PALETTE
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, REGIONS
+from hilbridge.oracle.run_cache import Invocation, cache_entry, cache_folder
 from hilbridge.oracle.trace import Trace, parse_trace
 
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
@@ -89,23 +90,34 @@ def wav_samples(raw: bytes) -> np.ndarray:
     return samples[:, 0].astype(np.float32) / 32768
 
 
+def _colour_table() -> np.ndarray:
+    """Palette index of every 24-bit RGB value (255 for a colour MAME's RF palette does not have)."""
+    table = np.full(1 << 24, 255, dtype=np.uint8)
+    for argb, index in MAME_PALETTE.items():
+        table[argb & 0xFFFFFF] = index
+    return table
+
+
 def pixels_to_indices(raw: bytes) -> np.ndarray:
-    """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15."""
+    """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15.
+
+    A 16 MB table indexed by the RGB bits maps the pixels in one pass (a run has up to 300 frames
+    of 87 480 pixels each); a pixel with an unknown RGB value or alpha other than FFh is an error.
+    """
     frame_bytes = SCREEN_WIDTH * SCREEN_HEIGHT * 4
     if len(raw) % frame_bytes:
         raise HilbridgeError(f"pixel file is not a whole number of {frame_bytes}-byte frames")
     argb = np.frombuffer(raw, dtype="<u4").reshape(-1, SCREEN_HEIGHT, SCREEN_WIDTH)
-    colours = np.array(sorted(MAME_PALETTE), dtype=np.uint32)
-    indices = np.array([MAME_PALETTE[c] for c in colours], dtype=np.uint8)
-    position = np.clip(np.searchsorted(colours, argb), 0, len(colours) - 1)
-    unknown = colours[position] != argb
+    indices = _colour_table()[argb & 0xFFFFFF]
+    unknown = indices == 255
+    unknown |= (argb >> 24) != 0xFF
     if unknown.any():
         frame, line, x = (int(v) for v in np.argwhere(unknown)[0])
         raise HilbridgeError(
             f"pixel {x},{line} of stored frame {frame} has colour {int(argb[frame, line, x]):08X}, "
             "which is not in MAME's RF palette"
         )
-    return indices[position]
+    return indices
 
 
 @dataclass(slots=True)
@@ -114,6 +126,7 @@ class MameRun:
     pixels: np.ndarray | None  # (stored frames, 243, 360) palette indices; trace.pixel_frames index it
     wall_seconds: float
     audio: np.ndarray | None = None  # left channel of -wavwrite, float -1…1 at AUDIO_RATE
+    from_cache: bool = False  # read from $HILBRIDGE_MAME_CACHE, not run now
 
     def frame_pixels(self, frame: int) -> np.ndarray:
         if self.pixels is None:
@@ -180,6 +193,7 @@ def run_mame(
     inputs: InputMovie = NO_INPUT,
     keep_dir: Path | None = None,
     timeout: float = 600.0,
+    cache: bool = True,
 ) -> MameRun:
     """Run `cart` for `frames` frames on MAME and return its parsed trace (and pixel frames).
 
@@ -187,7 +201,9 @@ def run_mame(
     handed to the cartridge at 400h/402h/404h) and character ROM, the same ones our emulator uses.
     `slot` selects a MAME cartridge type through a private software list; None lets MAME choose
     from the size (the registry's `size_rule`: `mame_slot_for_size`). `keep_dir` keeps trace.txt and
-    pixels.argb there; otherwise everything lives in a temporary directory.
+    pixels.argb there; otherwise everything lives in a temporary directory. With `cache` and
+    $HILBRIDGE_MAME_CACHE set, a run MAME has made before with the same inputs is read from that
+    folder (`hilbridge.oracle.run_cache`; its `wall_seconds` are those of the real run).
     """
     if region not in SYSTEMS:
         raise HilbridgeError(f"unknown region {region!r}; choose one of {', '.join(SYSTEMS)}")
@@ -209,12 +225,10 @@ def run_mame(
     # At frame end k, screen:pixels() still holds the picture of frame k - 1: run one more frame
     # and take each frame's picture from the next frame end.
     frames_to_run = frames + 1 if pixels else frames
+    outputs = ["trace.txt", *(["pixels.argb"] if pixels else []), *(["audio.wav"] if audio else [])]
     with tempfile.TemporaryDirectory(prefix="hilbridge-mame-") as scratch:
         work = Path(scratch)
-        results = keep_dir if keep_dir is not None else work
-        results.mkdir(parents=True, exist_ok=True)
-        trace_path, pixel_path = results / "trace.txt", results / "pixels.argb"
-        wav_path = results / "audio.wav"
+        trace_path, pixel_path, wav_path = work / "trace.txt", work / "pixels.argb", work / "audio.wav"
         cart_options = _layout(work, system, bios, charset, cart, slot)
         lua = resources.files(__package__).joinpath("trace.lua")
         with resources.as_file(lua) as lua_path, inputs_lua() as inputs_path:
@@ -228,41 +242,72 @@ def run_mame(
                 "-seconds_to_run", str(frames_to_run // 49 + 30),
                 *(["-wavwrite", str(wav_path)] if audio else []),
             ]  # fmt: skip
-            environment = dict(
-                os.environ,
-                TRACE_OUT=str(trace_path),
-                TRACE_FRAMES=str(frames_to_run),
-                TRACE_CYCLES_PER_SECOND=str(mame_cycles_per_second(region)),
-                TRACE_READS="1" if reads else "0",
-                TRACE_STATE="1" if state else "0",
-                TRACE_PIXELS=str(pixel_path) if pixels else "",
-                TRACE_INPUTS=inputs.mame_changes(),
-                HILBRIDGE_INPUTS_LUA=str(inputs_path),
-                SDL_VIDEODRIVER="dummy",
-            )
-            started = time.perf_counter()
-            try:
-                finished = subprocess.run(
-                    command, cwd=work, env=environment, capture_output=True, text=True, timeout=timeout
-                )
-            except subprocess.TimeoutExpired:
-                raise HilbridgeError(f"MAME did not finish {frames} frames within {timeout:.0f} s") from None
-            wall = time.perf_counter() - started
-        if finished.returncode != 0 or not trace_path.exists():
-            detail = " ".join(finished.stderr.split()[-40:])
-            raise HilbridgeError(f"MAME exited with status {finished.returncode}: {detail}")
-        trace = parse_trace(trace_path.read_text(), str(trace_path))
-        if not trace.complete:
-            raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
-        if pixels:
-            trace.pixel_frames = trace.pixel_frames[1:]
-            trace.truncate(frames)
-        indices = pixels_to_indices(pixel_path.read_bytes()) if pixels else None
-        sound = wav_samples(wav_path.read_bytes()) if audio else None
-    return MameRun(trace, indices, wall, sound)
+            script_environment = {
+                "TRACE_OUT": str(trace_path),
+                "TRACE_FRAMES": str(frames_to_run),
+                "TRACE_CYCLES_PER_SECOND": str(mame_cycles_per_second(region)),
+                "TRACE_READS": "1" if reads else "0",
+                "TRACE_STATE": "1" if state else "0",
+                "TRACE_PIXELS": str(pixel_path) if pixels else "",
+                "TRACE_INPUTS": inputs.mame_changes(),
+                "HILBRIDGE_INPUTS_LUA": str(inputs_path),
+                "SDL_VIDEODRIVER": "dummy",
+            }
+            invocation = Invocation(mame, command, script_environment, work, outputs, (lua_path, inputs_path))
+            with cache_entry(cache_folder() if cache else None, invocation) as entry:
+                if entry.restore():
+                    wall = entry.wall_seconds
+                else:
+                    wall = _run_process(command, work, script_environment, frames, timeout)
+                run = _read_outputs(work, frames, pixels, audio)
+                entry.store(wall)
+        if keep_dir is not None:
+            keep_dir.mkdir(parents=True, exist_ok=True)
+            for name in outputs:
+                shutil.copyfile(work / name, keep_dir / name)
+    run.wall_seconds = wall
+    run.from_cache = entry.restored
+    return run
+
+
+def _run_process(
+    command: list[str], work: Path, environment: dict[str, str], frames: int, timeout: float
+) -> float:
+    """Run MAME; its wall-clock seconds. A failed run or one that wrote no trace is an error."""
+    started = time.perf_counter()
+    try:
+        finished = subprocess.run(
+            command,
+            cwd=work,
+            env={**os.environ, **environment},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise HilbridgeError(f"MAME did not finish {frames} frames within {timeout:.0f} s") from None
+    wall = time.perf_counter() - started
+    if finished.returncode != 0 or not (work / "trace.txt").exists():
+        detail = " ".join(finished.stderr.split()[-40:])
+        raise HilbridgeError(f"MAME exited with status {finished.returncode}: {detail}")
+    return wall
+
+
+def _read_outputs(work: Path, frames: int, pixels: bool, audio: bool) -> MameRun:
+    """The run from the files MAME wrote in `work` (a short trace is an error, so it is never cached)."""
+    trace_path = work / "trace.txt"
+    trace = parse_trace(trace_path.read_text(), str(trace_path))
+    if not trace.complete:
+        raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
+    if pixels:
+        trace.pixel_frames = trace.pixel_frames[1:]
+        trace.truncate(frames)
+    indices = pixels_to_indices((work / "pixels.argb").read_bytes()) if pixels else None
+    sound = wav_samples((work / "audio.wav").read_bytes()) if audio else None
+    return MameRun(trace, indices, 0.0, sound)
 
 
 def measure_speed(cart: bytes, *, region: str = "ntsc", frames: int = 3000, slot: str | None = None) -> float:
     """Emulated frames per wall-clock second of MAME tracing writes on `cart` (process start included)."""
-    run = run_mame(cart, frames=frames, region=region, slot=slot)
+    run = run_mame(cart, frames=frames, region=region, slot=slot, cache=False)
     return frames / run.wall_seconds

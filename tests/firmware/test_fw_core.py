@@ -291,6 +291,7 @@ def tokens(frames) -> list[tuple]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mapper", "size", "what"), [("o2_rom", 4096, 0x0F), ("o2_rally", 16384, 0x05)])
 def test_capture_carries_the_reference_emulators_bus_activity(tmp_path, mapper, size, what):
     frames = 6

@@ -287,6 +287,7 @@ def bus_activity(draw: st.DrawFn) -> list[SlotAccess]:
     return out
 
 
+@pytest.mark.slow  # 150 examples of up to 300 draws each: 3-7 s
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(accesses=bus_activity(), pieces=st.lists(st.integers(0, 8), max_size=12))
 def test_the_fast_loop_decodes_as_the_general_path(

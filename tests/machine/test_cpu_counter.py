@@ -95,6 +95,7 @@ def test_periodic_t1_edges_equal_sampling_every_cycle(first, last_offset, count,
     assert periodic.fall_sample(previous, first, count) == sampled.fall_sample(previous, first, count)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     body=st.lists(st.sampled_from([READ_T, b"\x00", b"\x00" * 7, b"\x62\x45", b"\x65", b"\x45"]), max_size=40)

@@ -132,6 +132,7 @@ def expected_char23(y: int, code: int, colour: int) -> tuple[int, int]:
     return pointer & 0xFF, (colour & 0x0E) | pointer >> 8
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 255), st.integers(0, 63), st.integers(0, 255))
 def test_calcchar23(y, char, colour):

@@ -1,14 +1,15 @@
 """Shared by the oracle tests: the test carts, and one MAME / emulator run per cart and region.
 
-Runs are cached for the whole test session (MAME takes seconds per run, the emulator longer), so
-the intent checks and the emulator comparison share the same traces.
+MAME runs are cached on disk (tests/conftest.py sets $HILBRIDGE_MAME_CACHE: hilbridge.oracle.run_cache),
+so every worker and every later session reads a run MAME made once; each process keeps the runs it
+has read, and its emulator runs, for the session. `compare_group` keeps the tests of one cart and
+region on one worker, so the emulator runs once for them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,6 @@ from hilbridge.oracle.mame import MameRun, run_mame
 CARTS_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(CARTS_DIR)}
 REGIONS = ("ntsc", "pal")
-_MAME_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mame")  # threads start on first use
 
 
 @cache
@@ -47,43 +47,30 @@ def _traced_run_options(name: str) -> dict:
     }
 
 
-def _run_on_mame(name: str, region: str) -> MameRun:
+@pytest.fixture(scope="session", autouse=True)
+def mame_installed() -> Iterator[None]:
+    """Import into each MAME test module: skips (fails in CI) without MAME."""
+    require_tool("mame")
+    yield
+
+
+KEPT_RUNS = 6
+"""Runs a process keeps in memory (a traced run holds up to half a million accesses): enough for a
+cart's tests, which run together (its xdist group, or the order of a module)."""
+
+
+@lru_cache(maxsize=KEPT_RUNS)
+def mame_run(name: str, region: str) -> MameRun:
+    """The MAME run for a cart and region (traced state; sound for the AUDIO_CARTS)."""
     return run_mame(cart_image(name), region=region, state=True, **_traced_run_options(name))
 
 
-@cache
-def _mame_runs() -> dict[tuple[str, str], Future[MameRun]]:
-    """Start every MAME run in a background thread: MAME is a separate process, so it runs on the
-    second core while the emulator runs in this one (the tests then mostly wait for the emulator)."""
-    return {
-        (name, region): _MAME_POOL.submit(_run_on_mame, name, region)
-        for name in sorted(SPECS)
-        for region in REGIONS
-    }
+def compare_group(name: str, region: str) -> pytest.MarkDecorator:
+    """The xdist group of the tests that compare one cart and region: one worker, one emulator run."""
+    return pytest.mark.xdist_group(f"oracle-{name}-{region}")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def mame_installed() -> Iterator[None]:
-    """Import into each MAME test module: skips (fails in CI) without MAME, and at the end of the
-    session drops the MAME runs no test has asked for."""
-    require_tool("mame")
-    yield
-    _MAME_POOL.shutdown(wait=False, cancel_futures=True)
-
-
-_CLAIMED: dict[tuple[str, str], MameRun] = {}
-
-
-def mame_run(name: str, region: str) -> MameRun:
-    """The MAME run for a cart and region: from the background queue, or now if it has not started."""
-    key = (name, region)
-    if key not in _CLAIMED:
-        future = _mame_runs()[key]
-        _CLAIMED[key] = _run_on_mame(name, region) if future.cancel() else future.result()
-    return _CLAIMED[key]
-
-
-@cache
+@lru_cache(maxsize=KEPT_RUNS)
 def emulator_run(name: str, region: str) -> EmulatorRun:
     return run_emulator(cart_image(name), region=region, **_traced_run_options(name))
 

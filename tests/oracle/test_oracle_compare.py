@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle_support import REGIONS, SPECS, emulator_audio, emulator_run, mame_audio, mame_installed, mame_run  # noqa: F401 (autouse fixture)
+from oracle_support import (  # noqa: F401 (mame_installed: an autouse fixture)
+    REGIONS,
+    SPECS,
+    compare_group,
+    emulator_audio,
+    emulator_run,
+    mame_audio,
+    mame_installed,
+    mame_run,
+)
 
 from hilbridge.oracle.audio import match_audio
 from hilbridge.oracle.trace import first_mismatch, up_to_cycle
@@ -18,8 +27,16 @@ from hilbridge.oracle.trace import first_mismatch, up_to_cycle
 pytestmark = [pytest.mark.mame, pytest.mark.slow]
 
 
-@pytest.mark.parametrize("region", REGIONS)
-@pytest.mark.parametrize("name", sorted(SPECS))
+def carts_and_regions(names) -> list:
+    """(name, region) parameters, each in its compare group: the tests of a cart and region share a run."""
+    return [
+        pytest.param(name, region, marks=compare_group(name, region))
+        for name in sorted(names)
+        for region in REGIONS
+    ]
+
+
+@pytest.mark.parametrize(("name", "region"), carts_and_regions(SPECS))
 def test_movx_accesses_equal_mame(name, region):
     theirs = mame_run(name, region).trace
     ours = emulator_run(name, region).trace
@@ -32,8 +49,9 @@ def test_movx_accesses_equal_mame(name, region):
     assert len(expected) > SPECS[name].frames  # the cart really talks on the bus every frame
 
 
-@pytest.mark.parametrize("region", REGIONS)
-@pytest.mark.parametrize("name", sorted(name for name, spec in SPECS.items() if spec.pixels))
+@pytest.mark.parametrize(
+    ("name", "region"), carts_and_regions(name for name, spec in SPECS.items() if spec.pixels)
+)
 def test_frames_equal_mame_pixel_for_pixel(name, region):
     theirs = mame_run(name, region)
     ours = emulator_run(name, region)
@@ -49,9 +67,9 @@ def test_frames_equal_mame_pixel_for_pixel(name, region):
             )
 
 
-@pytest.mark.parametrize("region", REGIONS)
-def test_sound_matches_mame_wavwrite(region):
-    match = match_audio(emulator_audio("sound", region), mame_audio("sound", region))
+@pytest.mark.parametrize(("name", "region"), carts_and_regions(["sound"]))
+def test_sound_matches_mame_wavwrite(name, region):
+    match = match_audio(emulator_audio(name, region), mame_audio(name, region))
     assert abs(match.lag) <= 3  # MAME's resampler delays by about 2 samples
     assert 0.9 < match.gain < 1.1  # same mixer gain as MAME's speaker
     assert match.within_tolerance, match

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -102,7 +101,7 @@ def test_first_mismatch_finds_the_first_changed_access(items, data):
         return
     index = data.draw(st.integers(0, len(items) - 1))
     changed = list(items)
-    changed[index] = replace(changed[index], data=changed[index].data ^ 1)
+    changed[index] = changed[index]._replace(data=changed[index].data ^ 1)
     found = first_mismatch(items, changed)
     assert found is not None
     assert found.index == index and found.theirs == changed[index]

@@ -57,12 +57,14 @@ def assemble_or_error(text: str) -> None:
         assert str(error).startswith("fuzz.a48") or ": error: " in str(error)
 
 
+@pytest.mark.slow  # 300 examples: 3-6 s, nearly all of it Hypothesis drawing the text
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(alphabet=st.characters(codec="latin-1"), max_size=200))
 def test_random_text(text):
     assemble_or_error(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TOKENS), max_size=40))
 def test_random_token_soup(tokens):

@@ -31,15 +31,19 @@ def test_registered_under_its_name():
     assert isinstance(R, Supremacy) and R.name == "supremacy"
 
 
+PLAYOUTS, PLAYOUT_CHUNKS = 2000, 8
+
+
 @pytest.mark.slow
-def test_2000_random_playouts_finish_with_invariants_holding():
-    """Random legal moves and random dice; check_invariants runs after every move."""
-    finished = 0
-    for seed in range(2000):
+@pytest.mark.parametrize("chunk", range(PLAYOUT_CHUNKS))
+def test_2000_random_playouts_finish_with_invariants_holding(chunk):
+    """Random legal moves and random dice; check_invariants runs after every move. The seeds are
+    split into chunks (each 5-10 s) so that xdist workers share them."""
+    seeds = range(chunk, PLAYOUTS, PLAYOUT_CHUNKS)
+    for seed in seeds:
         result = random_playout(R, setup(2 + seed % 5), seed)
         assert result.terminal, f"seed {seed} neither finished nor reached the turn cap"
-        finished += 1
-    assert finished == 2000
+    assert len(seeds) == PLAYOUTS // PLAYOUT_CHUNKS
 
 
 @pytest.mark.slow
@@ -64,6 +68,7 @@ def test_undo_back_to_the_start_reproduces_every_state(seed):
     assert check_undo_to_start(R, setup(3, turn_cap=3), seed, total=250) > 50
 
 
+@pytest.mark.slow
 def test_bids_never_visible_to_others_during_random_games():
     game = Game(R, setup(4, turn_cap=3), 9)
     for _ in range(400):

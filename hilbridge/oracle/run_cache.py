@@ -1,0 +1,186 @@
+"""A disk cache of MAME runs, for the tests (and anyone who sets $HILBRIDGE_MAME_CACHE).
+
+A traced MAME run takes 10-50 s and is deterministic: the same MAME build, the same files in its
+scratch folder (BIOS, character ROM, cartridge, software list), the same command line, Lua scripts
+and script environment give the same output files. The cache key is a hash of exactly those, so any
+change to one of them is a miss; the outputs are stored compressed, each entry written into a
+temporary folder and renamed into place, so a reader sees a whole entry or none. While one process
+runs MAME for a key it holds that key's lock, and another process that wants the same run waits and
+then reads the entry instead of running MAME again. How to use and clear it: docs/oracle.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: two processes may then both run MAME for one key
+    fcntl = None  # type: ignore[assignment]
+
+CACHE_VARIABLE = "HILBRIDGE_MAME_CACHE"
+FORMAT = 1
+"""Version of the stored layout (run.json and the compressed outputs); part of every key."""
+MAX_BYTES = 4 << 30
+"""Entries not used for the longest time are removed when the cache grows past this size."""
+
+
+def cache_folder() -> Path | None:
+    """$HILBRIDGE_MAME_CACHE, or None (no caching) when it is unset or empty."""
+    value = os.environ.get(CACHE_VARIABLE, "")
+    return Path(value) if value else None
+
+
+def mame_identity(executable: str) -> str:
+    """What names a MAME build: its executable's path, size and modification time, and its version."""
+    path = Path(executable).resolve()
+    info = path.stat()
+    return _identity(str(path), info.st_size, info.st_mtime_ns)
+
+
+@functools.cache
+def _identity(path: str, size: int, modified: int) -> str:
+    """Asks MAME for its version once per build (a replaced executable has another size or time)."""
+    version = subprocess.run([path, "-version"], capture_output=True, text=True, timeout=120).stdout
+    return f"{path} {size} {modified} {version.strip()}"
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One MAME run as the cache sees it.
+
+    `work` is the run's scratch folder: every file in it before the run is an input, and the run
+    writes `outputs` (names in `work`) there. `scripts` are the files outside `work` that the
+    command line or environment name (the Lua scripts): their contents count, not their paths.
+    `environment` is what the run sets on top of the inherited environment.
+    """
+
+    executable: str
+    command: Sequence[str]
+    environment: Mapping[str, str]
+    work: Path
+    outputs: Sequence[str]
+    scripts: Sequence[Path]
+
+    def key(self) -> str:
+        """sha256 of everything that decides the outputs; the folder paths are replaced by names."""
+        replacements = [(str(self.work), "<work>")]
+        replacements += [(str(script), f"<script {_file_hash(script)}>") for script in self.scripts]
+
+        def neutral(text: str) -> str:
+            for path, name in replacements:
+                text = text.replace(path, name)
+            return text
+
+        names = {
+            path.relative_to(self.work).as_posix(): path for path in self.work.rglob("*") if path.is_file()
+        }
+        inputs = sorted((name, _file_hash(path)) for name, path in names.items() if name not in self.outputs)
+        material = {
+            "format": FORMAT,
+            "mame": mame_identity(self.executable),
+            "command": [neutral(word) for word in self.command[1:]],
+            "environment": {name: neutral(value) for name, value in sorted(self.environment.items())},
+            "inputs": inputs,
+            "outputs": sorted(self.outputs),
+        }
+        return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class CacheEntry:
+    """One key's place in the cache (or nowhere, with `folder` None): restore, or store after a run."""
+
+    def __init__(self, folder: Path | None, invocation: Invocation):
+        self.folder = folder
+        self.invocation = invocation
+        self.restored = False
+        self.wall_seconds = 0.0
+
+    def restore(self) -> bool:
+        """Write the stored outputs into the run's folder; False when there is no whole entry."""
+        if self.folder is None or not (self.folder / "run.json").is_file():
+            return False
+        try:
+            record = json.loads((self.folder / "run.json").read_text())
+            for name in self.invocation.outputs:
+                data = zlib.decompress((self.folder / f"{name}.z").read_bytes())
+                (self.invocation.work / name).write_bytes(data)
+        except (OSError, ValueError, zlib.error):
+            shutil.rmtree(self.folder, ignore_errors=True)  # damaged: run MAME again
+            return False
+        os.utime(self.folder / "run.json")  # the pruning keeps what was used last
+        self.restored = True
+        self.wall_seconds = float(record["wall_seconds"])
+        return True
+
+    def store(self, wall_seconds: float) -> None:
+        """Keep the run's outputs (after the caller has checked them); a restored entry stays as it is."""
+        if self.folder is None or self.restored:
+            return
+        temporary = Path(tempfile.mkdtemp(prefix=".new-", dir=self.folder.parent))
+        try:
+            for name in self.invocation.outputs:
+                data = (self.invocation.work / name).read_bytes()
+                (temporary / f"{name}.z").write_bytes(zlib.compress(data, 1))
+            record = {"wall_seconds": wall_seconds, "command": list(self.invocation.command)}
+            (temporary / "run.json").write_text(json.dumps(record, indent=1))
+            os.rename(temporary, self.folder)
+        except OSError:  # another process stored the same run first (possible without fcntl)
+            shutil.rmtree(temporary, ignore_errors=True)
+        _prune(self.folder.parent)
+
+
+@contextmanager
+def cache_entry(cache: Path | None, invocation: Invocation) -> Iterator[CacheEntry]:
+    """The invocation's entry in `cache` (None: a no-op entry), locked against other processes."""
+    if cache is None:
+        yield CacheEntry(None, invocation)
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    key = invocation.key()
+    locks = cache / "locks"
+    locks.mkdir(exist_ok=True)
+    with (locks / key).open("a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield CacheEntry(cache / key, invocation)
+
+
+STALE_SECONDS = 3600
+"""A half-written entry (`.new-*`) this old was left by a killed process."""
+
+
+def _prune(cache: Path, limit: int = MAX_BYTES) -> None:
+    """Remove the entries used longest ago until the cache holds at most `limit` bytes, and the
+    half-written entries of killed processes."""
+    entries = []
+    for folder in cache.iterdir():
+        record = folder / "run.json"
+        if folder.name.startswith(".new-"):
+            if time.time() - folder.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(folder, ignore_errors=True)
+        elif folder.name != "locks" and record.is_file():
+            size = sum(path.stat().st_size for path in folder.iterdir())
+            entries.append((record.stat().st_mtime, size, folder))
+    total = sum(size for _, size, _ in entries)
+    for _, size, folder in sorted(entries):
+        if total <= limit:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
