@@ -27,7 +27,13 @@ def test_wait_loop_cart_equals_mame(name: str, region: str) -> None:
     require_tool("mame")
     spec = SPECS[name]
     image = build_cart(spec)
-    options = {"frames": FRAMES, "slot": spec.slot, "reads": spec.reads, "pixels": spec.pixels}
+    options = {
+        "frames": FRAMES,
+        "slot": spec.slot,
+        "reads": spec.reads,
+        "pixels": spec.pixels,
+        "inputs": spec.inputs,
+    }
     theirs = run_mame(image, region=region, state=True, **options)
     ours = run_emulator(image, region=region, **options)
     last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
