@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 
@@ -66,6 +65,66 @@ class EmulatedFrame:
     unseen_vdc: int = 0  # ... of which VDC writes
 
 
+def _rows(events: list[Event]) -> np.ndarray:
+    """Events as (n, 5) int64 rows."""
+    return np.array(events, np.int64).reshape(-1, 5)
+
+
+class BulkFetches:
+    """The fetch tables reported in bulk during a frame, expanded into event rows at once at its end:
+    a table's entries are stored once (the first time it is seen), each report is four numbers."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[FetchTable, int]] = {}  # id -> (the table, kept alive; its base)
+        self._entries: list[tuple[int, int, int]] = []  # every known table's (offset, address, byte)
+        self._store = np.empty((0, 3), np.int64)
+        self._reports: list[tuple[int, int, int, int]] = []  # (base, entries run, cycle, p1 shown)
+        self.rows: list[np.ndarray] = []  # rows expanded, in report order
+
+    def add(self, fetches: FetchTable, cycle: int, ran: int, shown: int) -> None:
+        known = self._known.get(id(fetches))
+        if known is None:
+            if len(self._known) >= 1 << 16:
+                self._flush()
+                self._known.clear()
+                self._entries.clear()
+            known = self._known[id(fetches)] = (fetches, len(self._entries))
+            self._entries += fetches.entries
+        entries = fetches.entries
+        run = len(entries) if entries[-1][0] < ran else sum(offset < ran for offset, _, _ in entries)
+        self._reports.append((known[1], run, cycle, shown))
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Event rows already expanded (repeated idle iterations), after the reports so far."""
+        self._flush()
+        self.rows.append(rows)
+
+    def _flush(self) -> None:
+        """Expand the reports so far into `rows`."""
+        if not self._reports:
+            return
+        if len(self._store) < len(self._entries):
+            self._store = np.array(self._entries, np.int64)
+        reports = np.array(self._reports, np.int64)
+        self._reports = []
+        base, run, cycle, shown = reports.T
+        total = int(run.sum())
+        starts = np.cumsum(run) - run
+        index = np.arange(total) + np.repeat(base - starts, run)
+        rows = np.empty((total, 5), np.int64)
+        rows[:, 0] = np.repeat(cycle, run) + self._store[index, 0]
+        rows[:, 1] = FETCH
+        rows[:, 2:4] = self._store[index, 1:]
+        rows[:, 4] = np.repeat(shown, run)
+        self.rows.append(rows)
+
+    def take(self) -> list[np.ndarray]:
+        """The frame's fetch rows in report order; forgets them."""
+        self._flush()
+        rows, self.rows = self.rows, []
+        return rows
+
+
 class EmulatorSide:
     """The reference emulator on a cartridge, producing the slot's view one video frame at a time."""
 
@@ -92,7 +151,9 @@ class EmulatorSide:
         self.copies = copies  # the source reports accesses in copy mode (it knows the whole P1)
         self._unseen = [0, 0]  # copy-mode accesses this frame that the source cannot see: all, VDC
         self._events: list[Event] = []  # accesses and P1 changes, in bus order
-        self._fetched: list[Event] = []  # fetches and their markers, in bus order
+        self._fetched: list[Event] = []  # fetches and their markers reported one by one, in bus order
+        self._bulk = BulkFetches()  # fetches reported a table at a time, after the accesses among them
+        self._reads: list[np.ndarray] = []  # skipped polling reads, (n, 5) event rows, in bus order
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access)
         # Fetches come straight from the CPU (as `program_fetch` calls), without a BusAccess each:
@@ -103,6 +164,8 @@ class EmulatorSide:
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
+        self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
+        self.console.repeat_reads = self._on_repeat_reads  # type: ignore[method-assign]
         self.console.cpu.trace_fetches = True
         self.console.cpu.trace_blocks = True  # _take_events merges the bulk fetches by cycle
         # idle loops stay skipped: the CPU hands the skipped iterations' fetches and reads to the board
@@ -159,20 +222,35 @@ class EmulatorSide:
             return
         shown = self._p1_seen(cycle + entries[0][0], self.console.p1)
         if self.what & 1:
-            self._fetched += [
-                (cycle + offset, FETCH, address, value, shown)
-                for offset, address, value in entries
-                if offset < ran
-            ]
+            self._bulk.add(fetches, cycle, ran, shown)
+
+    def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
+        `count` times, in bulk unless it reaches into the internal ROM or to a marker's address."""
+        if fetches.high < PROGRAM_START or fetches.low <= VSYNC_HOOK:
+            for number in range(count):
+                self._on_fetches(fetches, cycle + number * period, period)
+            return
+        shown = self._p1_seen(cycle + fetches.entries[0][0], self.console.p1)
+        if self.what & 1:
+            one = np.array(
+                [(offset, FETCH, address, value, shown) for offset, address, value in fetches.entries]
+            )
+            rows = np.tile(one, (count, 1))
+            rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
+            self._bulk.add_rows(rows)
 
     def _take_events(self) -> list[Event]:
         """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
         accesses (and P1 changes) come first, as the accesses of the instruction ending there
-        precede the fetches of the next one (the sort is stable)."""
-        events = self._events + self._fetched
-        self._events, self._fetched = [], []
-        events.sort(key=itemgetter(0))
-        return events
+        precede the fetches of the next one, then the fetches in the order they were reported (the
+        sort is stable: fetches reported one by one come before a table's at the same cycle, as a
+        block's first fetch is reported before it runs, and the next one after the table)."""
+        pieces = [_rows(self._events), *self._reads, _rows(self._fetched), *self._bulk.take()]
+        self._events, self._fetched, self._reads = [], [], []
+        rows = np.concatenate(pieces)
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        return list(zip(*rows.T.tolist(), strict=True))
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
@@ -189,6 +267,28 @@ class EmulatorSide:
                 self._unseen[1] += not p1 & P13_VDC_DISABLE
         else:
             events.append((cycle, code, address, value, shown))
+
+    def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """The reads of skipped polling iterations (`Board.repeat_reads`), appended in bulk as
+        `_on_access` would one by one: the loop writes no port, so P1 is the same at all of them."""
+        console = self.console
+        values = console.peek_reads(address, first, period, count)
+        p1 = console.p1
+        shown = self._p1_seen(first, p1)
+        if not self.what >> READ & 1:
+            return
+        if p1 & P16_COPY_MODE and not self.copies:
+            self._unseen[0] += count
+            self._unseen[1] += 0 if p1 & P13_VDC_DISABLE else count
+            return
+        copied = bool(p1 & P16_COPY_MODE)
+        rows = np.empty((count, 5), np.int64)
+        rows[:, 0] = np.arange(first, first + count * period, period)
+        rows[:, 1] = READ | COPY_FLAG if copied else READ
+        rows[:, 2] = address
+        rows[:, 3] = values
+        rows[:, 4] = p1 if copied else shown
+        self._reads.append(rows)
 
     def next_frame(self) -> EmulatedFrame:
         """Apply the movie's events for the next frame, run it, and return what the slot saw."""

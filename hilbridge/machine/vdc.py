@@ -327,6 +327,27 @@ class Vdc:
         self._note_status_read(cycle)  # the skipped read happened in MAME: its timeslice ended
         return self._status_value(pixel)
 
+    def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        """What `count` reads skipped under `read_horizon` (every `period` cycles from `first`) would
+        return, as `peek` one by one would. A status read's value is its beam's hstatus over bits
+        the horizon keeps unchanged, so the skipped reads are not drawn: the CPU's `peek_read` after
+        the skip draws up to the last one in one go, as a skip without bus listeners does."""
+        if self._info[address & 0xFF].read != "status":
+            return [self.peek(address, first + index * period) for index in range(count)]
+        values = []
+        sync, beam_pixel, note, status = (
+            self._sync_events,
+            self._beam_pixel,
+            self._note_status_read,
+            self._status_value,
+        )
+        for cycle in range(first, first + count * period, period):
+            sync(cycle - MOVX_CYCLES)
+            pixel = beam_pixel(cycle)
+            note(cycle)
+            values.append(status(pixel))
+        return values
+
     def _cycle_past(self, pixel: int, cycle: int) -> int:
         """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
         if pixel >= NEVER:

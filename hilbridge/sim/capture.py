@@ -10,10 +10,12 @@ simulated console pauses while the host is behind (a real one cannot, so the fir
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
+from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
-from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge
+from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
 
@@ -31,13 +33,22 @@ _KIND_BITS = {
     WRITE: CAPTURE_KINDS["MOVX_WRITE"],
 }
 _P1_BIT = CAPTURE_KINDS["P1"]
+_FETCH_BIT = CAPTURE_KINDS["FETCH"]
 _CHUNK = MESSAGES["CAPTURE_CHUNK"].id
-_RESET = MESSAGES["RESET_DETECTED"].id
-_SYNC = MESSAGES["FRAME_SYNC"].id
+_RESET_ID = MESSAGES["RESET_DETECTED"].id
+_SYNC_ID = MESSAGES["FRAME_SYNC"].id
+_RESET, _SYNC = 8, 9  # pseudo record kinds: a reset or frame marker, in its place among the records
+Record = tuple[int, int, int, int, int]
+"""(cycle, kind number or marker, address, value, p1)."""
 
 
 class CaptureStream:
-    """Runs the console one frame per call of `next_events` and returns the event frames it produced."""
+    """Runs the console one frame per call of `next_events` and returns the event frames it produced.
+
+    Fetches come from the CPU as it runs whole compiled blocks and skips idle loops (`Cpu.trace_blocks`,
+    `skip_traced`): a block's fetches after its accesses, so a frame's records are merged by cycle
+    at its end, as the check's emulator side does (`hilbridge.check.emulator`), before they are cut
+    into chunks."""
 
     def __init__(
         self,
@@ -55,48 +66,93 @@ class CaptureStream:
         self.dropped = 0
         self.resets = 0
         self.frames = 0
-        self._pending: list[bytes] = []
-        self._events: list[tuple[int, bytes]] = []
+        self._accesses: list[Record] = []  # MOVX accesses and the P1 changes seen at them, in bus order
+        self._fetches: list[Record] = []  # fetches, their P1 changes and markers, in the order reported
+        self._events: list[tuple[int, bytes]] = []  # the frame's adapter event frames
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access, fetches=True)
-        # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in order
-        self.console.cpu.skip_traced = True
+        self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
+        self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
+        cpu = self.console.cpu
+        cpu.trace_blocks = True
+        # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in bulk
+        cpu.skip_traced = True
 
-    def _record(self, cycle: int, kind: int, address: int, value: int, p1: int) -> None:
-        if self.what >> kind & 1:
-            self._pending.append(CAPTURE_RECORD.pack(cycle & 0xFFFFFFFF, kind, address, value, p1))
-            if len(self._pending) >= RECORDS_PER_CHUNK:
-                self._flush()
+    def _p1_changed(self, records: list[Record], cycle: int, p1: int) -> None:
+        slot_p1 = p1 & CART_P1_MASK
+        if slot_p1 != self._p1:
+            self._p1 = slot_p1
+            records.append((cycle, _P1_BIT, 0, slot_p1, p1))
 
     def _on_access(self, access: BusAccess) -> None:
-        p1 = access.p1 & CART_P1_MASK
-        if p1 != self._p1:
-            self._p1 = p1
-            self._record(access.cycle, _P1_BIT, 0, p1, access.p1)
-        self._record(access.cycle, _KIND_BITS[access.kind], access.address, access.value, access.p1)
-        if access.kind == FETCH and access.address in (RESET_ADDRESS, VSYNC_HOOK):
-            self._flush()
-            cycle = (access.cycle & 0xFFFFFFFF).to_bytes(4, "little")
-            if access.address == RESET_ADDRESS:
-                self.resets += 1
-                self._events.append((_RESET, cycle))
-            else:
-                self._events.append((_SYNC, self.frames.to_bytes(4, "little") + cycle))
-                self.frames += 1
+        cycle, kind, address, value, p1 = access
+        records = self._fetches if kind == FETCH else self._accesses
+        self._p1_changed(records, cycle, p1)
+        records.append((cycle, _KIND_BITS[kind], address, value, p1))
+        if kind == FETCH and address in (RESET_ADDRESS, VSYNC_HOOK):
+            records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
-    def _flush(self) -> None:
-        if self._pending:
-            payload = self.chunks.to_bytes(4, "little") + b"".join(self._pending)
+    def _on_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
+        """A block's fetches (`Board.program_fetches`): the code writes no port, so P1 is as it is now."""
+        if fetches.high < PROGRAM_START:
+            return
+        p1 = self.console.p1
+        prog = self.console.prog
+        records = self._fetches
+        for offset, address, _ in fetches.entries:
+            if offset >= ran:
+                break
+            if address < PROGRAM_START:
+                continue
+            self._p1_changed(records, cycle + offset, p1)
+            records.append((cycle + offset, _FETCH_BIT, address, prog[address], p1))
+            if address in (RESET_ADDRESS, VSYNC_HOOK):
+                records.append((cycle + offset, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+
+    def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """Skipped idle iterations' fetches (`Board.repeat_fetches`), one iteration after the other."""
+        for number in range(count):
+            self._on_fetches(fetches, cycle + number * period, period)
+
+    def _flush(self, pending: list[bytes]) -> None:
+        if pending:
+            payload = self.chunks.to_bytes(4, "little") + b"".join(pending)
             self._events.append((_CHUNK, payload))
             self.chunks += 1
-            self.records += len(self._pending)
-            self._pending.clear()
+            self.records += len(pending)
+            pending.clear()
+
+    def _frame_events(self) -> list[tuple[int, bytes]]:
+        """The frame's records merged by cycle (at one cycle the accesses of the instruction ending
+        there before the next one's fetches; the sort is stable), as adapter event frames: chunks of
+        at most RECORDS_PER_CHUNK records, cut at each reset and frame marker."""
+        records = self._accesses + self._fetches
+        self._accesses, self._fetches = [], []
+        records.sort(key=itemgetter(0))
+        self._events = []
+        pending: list[bytes] = []
+        what = self.what
+        pack = CAPTURE_RECORD.pack
+        for cycle, kind, address, value, p1 in records:
+            if kind in (_RESET, _SYNC):
+                self._flush(pending)
+                stamp = (cycle & 0xFFFFFFFF).to_bytes(4, "little")
+                if kind == _RESET:
+                    self.resets += 1
+                    self._events.append((_RESET_ID, stamp))
+                else:
+                    self._events.append((_SYNC_ID, self.frames.to_bytes(4, "little") + stamp))
+                    self.frames += 1
+            elif what >> kind & 1:
+                pending.append(pack(cycle & 0xFFFFFFFF, kind, address, value, p1))
+                if len(pending) >= RECORDS_PER_CHUNK:
+                    self._flush(pending)
+        self._flush(pending)
+        return self._events
 
     def next_events(self) -> list[tuple[int, bytes]]:
         """Run one more video frame (its inputs applied first); the (frame type, payload) events it
         produced, in bus order."""
         self.movie.apply(self.console, self.console.frame)
         self.console.run_frames(1)
-        self._flush()
-        events, self._events = self._events, []
-        return events
+        return self._frame_events()
