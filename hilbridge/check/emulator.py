@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
 from hilbridge.capture.stream import (
+    RECORD_DTYPE,
     BatchItem,
     BatchStream,
     CaptureHeader,
@@ -47,6 +49,27 @@ COPY_FLAG = 0x10  # kind | COPY_FLAG: a MOVX access in copy mode (P16 = 1), kept
 
 Event = tuple[int, int, int, int, int]
 """(cycle, kind, address, value, p1): one bus event as the check compares it."""
+Rows = np.ndarray
+"""Events as an (n, 5) int64 array, one row per event in bus order: cycle, kind, address, value, p1
+(how both sides of a check hold and compare them)."""
+NO_ROWS = np.empty((0, 5), np.int64)
+
+
+def as_rows(events: Rows | list[Event]) -> Rows:
+    """Events as rows (a list of event tuples is converted; rows are returned as they are)."""
+    if isinstance(events, np.ndarray):
+        return events
+    return _flat(events, 5)
+
+
+def _flat(rows: list, width: int) -> np.ndarray:
+    """Tuples of `width` ints as an (n, width) int64 array (np.array would first find their shape)."""
+    return np.fromiter(chain.from_iterable(rows), np.int64, len(rows) * width).reshape(-1, width)
+
+
+def as_events(rows: Rows) -> list[Event]:
+    """Rows as event tuples: for the detail work at a divergence and the replay, not the hot path."""
+    return list(zip(*rows.T.tolist(), strict=True)) if len(rows) else []
 
 
 @dataclass(slots=True)
@@ -55,7 +78,7 @@ class EmulatedFrame:
 
     number: int
     end_cycle: int
-    events: list[Event]
+    rows: Rows
     picture: np.ndarray | None = None  # (243, 360) palette indices, when pictures were asked for
     pc: int = 0  # the CPU's PC at the frame end
     inputs: tuple[InputEvent, ...] = ()  # movie events applied before this frame ran
@@ -64,10 +87,9 @@ class EmulatedFrame:
     unseen: int = 0  # MOVX accesses in copy mode (P16 = 1) the source cannot see
     unseen_vdc: int = 0  # ... of which VDC writes
 
-
-def _rows(events: list[Event]) -> np.ndarray:
-    """Events as (n, 5) int64 rows."""
-    return np.array(events, np.int64).reshape(-1, 5)
+    @property
+    def events(self) -> list[Event]:
+        return as_events(self.rows)
 
 
 class BulkFetches:
@@ -88,6 +110,7 @@ class BulkFetches:
                 self._flush()
                 self._known.clear()
                 self._entries.clear()
+                self._store = np.empty((0, 3), np.int64)
             known = self._known[id(fetches)] = (fetches, len(self._entries))
             self._entries += fetches.entries
         entries = fetches.entries
@@ -105,7 +128,7 @@ class BulkFetches:
             return
         if len(self._store) < len(self._entries):
             self._store = np.array(self._entries, np.int64)
-        reports = np.array(self._reports, np.int64)
+        reports = _flat(self._reports, 4)
         self._reports = []
         base, run, cycle, shown = reports.T
         total = int(run.sum())
@@ -240,17 +263,16 @@ class EmulatorSide:
             rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
             self._bulk.add_rows(rows)
 
-    def _take_events(self) -> list[Event]:
+    def _take_events(self) -> Rows:
         """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
         accesses (and P1 changes) come first, as the accesses of the instruction ending there
         precede the fetches of the next one, then the fetches in the order they were reported (the
         sort is stable: fetches reported one by one come before a table's at the same cycle, as a
         block's first fetch is reported before it runs, and the next one after the table)."""
-        pieces = [_rows(self._events), *self._reads, _rows(self._fetched), *self._bulk.take()]
+        pieces = [as_rows(self._events), *self._reads, as_rows(self._fetched), *self._bulk.take()]
         self._events, self._fetched, self._reads = [], [], []
         rows = np.concatenate(pieces)
-        rows = rows[np.argsort(rows[:, 0], kind="stable")]
-        return list(zip(*rows.T.tolist(), strict=True))
+        return rows[np.argsort(rows[:, 0], kind="stable")]
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
@@ -299,18 +321,27 @@ class EmulatorSide:
             event.apply(console)
         vdc_state = console.vdc.state() if self.pictures else None
         console.run_frames(1)
-        events = self._take_events()
+        rows = self._take_events()
         picture = console.vdc.frame().copy() if self.pictures else None
         end = console.frame_end_cycle(number)
         held = any(console.keys) or any(console.joysticks)
         unseen, self._unseen = self._unseen, [0, 0]
         return EmulatedFrame(
-            number, end, events, picture, console.cpu.pc, tuple(applied), held, vdc_state, *unseen
+            number, end, rows, picture, console.cpu.pc, tuple(applied), held, vdc_state, *unseen
         )
 
     def frames(self) -> Iterator[EmulatedFrame]:
         while True:
             yield self.next_frame()
+
+
+def _record_batch(rows: Rows) -> RecordBatch:
+    """Event rows as a capture's records (copy-mode accesses as plain ones: the record's P1 says it)."""
+    records = np.empty(len(rows), RECORD_DTYPE)
+    for column, name in enumerate(RECORD_DTYPE.names):
+        records[name] = rows[:, column]
+    records["kind"] &= 0xFF & ~COPY_FLAG
+    return RecordBatch(records)
 
 
 class EmulatorCapture(BatchStream):
@@ -331,22 +362,22 @@ class EmulatorCapture(BatchStream):
     def batches(self) -> Iterator[BatchItem]:
         syncs = 0
         for _ in range(self.frame_count):
-            run: list[Event] = []
-            for event in self.side.next_frame().events:
-                kind = event[1]
-                if kind != RESET and kind != SYNC:
-                    run.append(event if not kind & COPY_FLAG else (event[0], kind & ~COPY_FLAG, *event[2:]))
-                    continue
-                if run:
-                    yield RecordBatch.from_tuples(run)
-                    run = []
-                if kind == RESET:
-                    yield ResetDetected(event[0])
+            rows = self.side.next_frame().rows
+            kinds = rows[:, 1]
+            markers = np.flatnonzero((kinds == RESET) | (kinds == SYNC)).tolist()
+            position = 0
+            for at in [*markers, len(rows)]:
+                if at > position:
+                    yield _record_batch(rows[position:at])
+                if at == len(rows):
+                    break
+                cycle = int(rows[at, 0])
+                if kinds[at] == RESET:
+                    yield ResetDetected(cycle)
                 else:
-                    yield FrameSync(syncs, event[0])
+                    yield FrameSync(syncs, cycle)
                     syncs += 1
-            if run:
-                yield RecordBatch.from_tuples(run)
+                position = at + 1
 
     def close(self) -> None:
         """Nothing to release: the emulator lives in this process."""

@@ -10,8 +10,11 @@ simulated console pauses while the host is behind (a real one cannot, so the fir
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import itemgetter
 
+import numpy as np
+
+from hilbridge.capture.stream import WIRE_DTYPE
+from hilbridge.check.emulator import BulkFetches, as_rows
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
 from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
@@ -68,6 +71,7 @@ class CaptureStream:
         self.frames = 0
         self._accesses: list[Record] = []  # MOVX accesses and the P1 changes seen at them, in bus order
         self._fetches: list[Record] = []  # fetches, their P1 changes and markers, in the order reported
+        self._bulk = BulkFetches()  # fetches reported a table at a time
         self._events: list[tuple[int, bytes]] = []  # the frame's adapter event frames
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access, fetches=True)
@@ -93,19 +97,24 @@ class CaptureStream:
             records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
     def _on_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
-        """A block's fetches (`Board.program_fetches`): the code writes no port, so P1 is as it is now."""
-        if fetches.high < PROGRAM_START:
+        """A block's fetches (`Board.program_fetches`): the code writes no port, so P1 is as it is
+        now. Tables reaching into the internal ROM or to a marker's address go one by one."""
+        entries = fetches.entries
+        if fetches.high < PROGRAM_START or entries[0][0] >= ran:
             return
         p1 = self.console.p1
-        prog = self.console.prog
+        if fetches.low > VSYNC_HOOK:
+            self._p1_changed(self._fetches, cycle + entries[0][0], p1)
+            self._bulk.add(fetches, cycle, ran, p1)
+            return
         records = self._fetches
-        for offset, address, _ in fetches.entries:
+        for offset, address, value in entries:
             if offset >= ran:
                 break
             if address < PROGRAM_START:
                 continue
             self._p1_changed(records, cycle + offset, p1)
-            records.append((cycle + offset, _FETCH_BIT, address, prog[address], p1))
+            records.append((cycle + offset, _FETCH_BIT, address, value, p1))
             if address in (RESET_ADDRESS, VSYNC_HOOK):
                 records.append((cycle + offset, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
@@ -114,40 +123,44 @@ class CaptureStream:
         for number in range(count):
             self._on_fetches(fetches, cycle + number * period, period)
 
-    def _flush(self, pending: list[bytes]) -> None:
-        if pending:
-            payload = self.chunks.to_bytes(4, "little") + b"".join(pending)
-            self._events.append((_CHUNK, payload))
+    def _flush(self, rows: np.ndarray) -> None:
+        """Records as CAPTURE_CHUNK payloads of at most RECORDS_PER_CHUNK records."""
+        for first in range(0, len(rows), RECORDS_PER_CHUNK):
+            part = rows[first : first + RECORDS_PER_CHUNK]
+            wire = np.empty(len(part), WIRE_DTYPE)
+            wire["cycle"] = part[:, 0] & 0xFFFFFFFF
+            for column, name in enumerate(WIRE_DTYPE.names[1:], start=1):
+                wire[name] = part[:, column]
+            self._events.append((_CHUNK, self.chunks.to_bytes(4, "little") + wire.tobytes()))
             self.chunks += 1
-            self.records += len(pending)
-            pending.clear()
+            self.records += len(part)
 
     def _frame_events(self) -> list[tuple[int, bytes]]:
         """The frame's records merged by cycle (at one cycle the accesses of the instruction ending
-        there before the next one's fetches; the sort is stable), as adapter event frames: chunks of
-        at most RECORDS_PER_CHUNK records, cut at each reset and frame marker."""
-        records = self._accesses + self._fetches
+        there before the next one's fetches, then the fetches in the order reported; the sort is
+        stable), as adapter event frames: chunks of at most RECORDS_PER_CHUNK records, cut at each
+        reset and frame marker."""
+        pieces = [as_rows(self._accesses), as_rows(self._fetches), *self._bulk.take()]
         self._accesses, self._fetches = [], []
-        records.sort(key=itemgetter(0))
+        rows = np.concatenate(pieces)
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        kinds = rows[:, 1]
+        markers = kinds >= _RESET
+        rows = rows[markers | (self.what >> np.minimum(kinds, 31) & 1 == 1)]
         self._events = []
-        pending: list[bytes] = []
-        what = self.what
-        pack = CAPTURE_RECORD.pack
-        for cycle, kind, address, value, p1 in records:
-            if kind in (_RESET, _SYNC):
-                self._flush(pending)
-                stamp = (cycle & 0xFFFFFFFF).to_bytes(4, "little")
-                if kind == _RESET:
-                    self.resets += 1
-                    self._events.append((_RESET_ID, stamp))
-                else:
-                    self._events.append((_SYNC_ID, self.frames.to_bytes(4, "little") + stamp))
-                    self.frames += 1
-            elif what >> kind & 1:
-                pending.append(pack(cycle & 0xFFFFFFFF, kind, address, value, p1))
-                if len(pending) >= RECORDS_PER_CHUNK:
-                    self._flush(pending)
-        self._flush(pending)
+        position = 0
+        for at in np.flatnonzero(rows[:, 1] >= _RESET).tolist():
+            self._flush(rows[position:at])
+            cycle, kind = int(rows[at, 0]), int(rows[at, 1])
+            stamp = (cycle & 0xFFFFFFFF).to_bytes(4, "little")
+            if kind == _RESET:
+                self.resets += 1
+                self._events.append((_RESET_ID, stamp))
+            else:
+                self._events.append((_SYNC_ID, self.frames.to_bytes(4, "little") + stamp))
+                self.frames += 1
+            position = at + 1
+        self._flush(rows[position:])
         return self._events
 
     def next_events(self) -> list[tuple[int, bytes]]:

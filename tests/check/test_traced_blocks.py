@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from hilbridge.check.emulator import FETCH, EmulatorSide
+from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
@@ -48,10 +49,10 @@ def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FUL
     if not fast:  # the reference: events in the order stepping reports them, no merge by cycle
         side._fetched = side._events
 
-        def in_call_order() -> list:
+        def in_call_order() -> np.ndarray:
             events = side._events
             side._events = side._fetched = []
-            return events
+            return as_rows(events)
 
         side._take_events = in_call_order  # type: ignore[method-assign]
     events = [event for _ in range(FRAMES) for event in side.next_frame().events]
