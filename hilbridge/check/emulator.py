@@ -9,6 +9,7 @@ the CAPTURE_* kind numbers: comparing two frames is then one list comparison.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -97,13 +98,15 @@ class BulkFetches:
     a table's entries are stored once (the first time it is seen), each report is four numbers."""
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[FetchTable, int]] = {}  # id -> (the table, kept alive; its base)
+        # id -> (the table, kept alive; its first entry in the store; its offsets)
+        self._known: dict[int, tuple[FetchTable, int, tuple[int, ...]]] = {}
         self._entries: list[tuple[int, int, int]] = []  # every known table's (offset, address, byte)
         self._store = np.empty((0, 3), np.int64)
         self._reports: list[tuple[int, int, int, int]] = []  # (base, entries run, cycle, p1 shown)
         self.rows: list[np.ndarray] = []  # rows expanded, in report order
 
     def add(self, fetches: FetchTable, cycle: int, ran: int, shown: int) -> None:
+        """The entries of `fetches` at offsets below `ran`, from `cycle`, with P1 `shown`."""
         known = self._known.get(id(fetches))
         if known is None:
             if len(self._known) >= 1 << 16:
@@ -111,10 +114,11 @@ class BulkFetches:
                 self._known.clear()
                 self._entries.clear()
                 self._store = np.empty((0, 3), np.int64)
-            known = self._known[id(fetches)] = (fetches, len(self._entries))
+            offsets = tuple(offset for offset, _, _ in fetches.entries)
+            known = self._known[id(fetches)] = (fetches, len(self._entries), offsets)
             self._entries += fetches.entries
-        entries = fetches.entries
-        run = len(entries) if entries[-1][0] < ran else sum(offset < ran for offset, _, _ in entries)
+        offsets = known[2]
+        run = len(offsets) if offsets[-1] < ran else bisect_left(offsets, ran)
         self._reports.append((known[1], run, cycle, shown))
 
     def add_rows(self, rows: np.ndarray) -> None:
