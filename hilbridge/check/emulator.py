@@ -220,10 +220,13 @@ class EmulatorSide:
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        shown = self._p1_seen(cycle, self.console.p1)
+        console = self.console
+        p1 = console.p1
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle, p1)
         events = self._fetched
         if self.what & 1:
-            events.append((cycle, FETCH, address, self.console.prog[address], shown))
+            events.append((cycle, FETCH, address, console.prog[address], p1 & self.p1_mask))
         if address == RESET_ADDRESS:
             events.append((cycle, RESET, address, 0, 0))
             if self.reset_cycle is None:
@@ -247,9 +250,11 @@ class EmulatorSide:
                     return
                 self._on_fetch(address, cycle + offset)
             return
-        shown = self._p1_seen(cycle + entries[0][0], self.console.p1)
+        p1 = self.console.p1
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle + entries[0][0], p1)
         if self.what & 1:
-            self._bulk.add(fetches, cycle, ran, shown)
+            self._bulk.add(fetches, cycle, ran, p1 & self.p1_mask)
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
