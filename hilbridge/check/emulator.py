@@ -93,6 +93,14 @@ class EmulatedFrame:
         return as_events(self.rows)
 
 
+def repeated_rows(fetches: FetchTable, cycle: int, period: int, count: int, shown: int) -> Rows:
+    """The fetch rows of `count` iterations of `fetches`, every `period` cycles from `cycle`."""
+    one = np.array([(offset, FETCH, address, value, shown) for offset, address, value in fetches.entries])
+    rows = np.tile(one, (count, 1))
+    rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
+    return rows
+
+
 class BulkFetches:
     """The fetch tables reported in bulk during a frame, expanded into event rows at once at its end:
     a table's entries are stored once (the first time it is seen), each report is four numbers."""
@@ -265,12 +273,7 @@ class EmulatorSide:
             return
         shown = self._p1_seen(cycle + fetches.entries[0][0], self.console.p1)
         if self.what & 1:
-            one = np.array(
-                [(offset, FETCH, address, value, shown) for offset, address, value in fetches.entries]
-            )
-            rows = np.tile(one, (count, 1))
-            rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
-            self._bulk.add_rows(rows)
+            self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, shown))
 
     def _take_events(self) -> Rows:
         """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
