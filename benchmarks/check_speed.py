@@ -6,7 +6,8 @@ it: decoding the chunks into records, running the emulator, cutting, comparing. 
 is check frames/s over the console's frames/s (59.83 NTSC): at least 2 keeps up with a live console
 with room to spare. Three capture contents are measured: `writes` (MOVX writes and P1), `movx` (and
 MOVX reads, which also lets the check draw the console's picture) and `full` (also every cartridge
-fetch: the branch trace; the emulator then runs instruction by instruction).
+fetch: the branch trace; the emulator then reports every fetch, a compiled block or skipped idle
+loop at a time).
 
 Memory: the peak resident memory of a check over N frames against one over 10 N, each in a process
 of its own, streamed live from the simulated console (nothing recorded): constant memory means a

@@ -9,13 +9,15 @@ the CAPTURE_* kind numbers: comparing two frames is then one list comparison.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import chain
 
 import numpy as np
 
 from hilbridge.capture.stream import (
+    RECORD_DTYPE,
     BatchItem,
     BatchStream,
     CaptureHeader,
@@ -48,6 +50,27 @@ COPY_FLAG = 0x10  # kind | COPY_FLAG: a MOVX access in copy mode (P16 = 1), kept
 
 Event = tuple[int, int, int, int, int]
 """(cycle, kind, address, value, p1): one bus event as the check compares it."""
+Rows = np.ndarray
+"""Events as an (n, 5) int64 array, one row per event in bus order: cycle, kind, address, value, p1
+(how both sides of a check hold and compare them)."""
+NO_ROWS = np.empty((0, 5), np.int64)
+
+
+def as_rows(events: Rows | list[Event]) -> Rows:
+    """Events as rows (a list of event tuples is converted; rows are returned as they are)."""
+    if isinstance(events, np.ndarray):
+        return events
+    return _flat(events, 5)
+
+
+def _flat(rows: list, width: int) -> np.ndarray:
+    """Tuples of `width` ints as an (n, width) int64 array (np.array would first find their shape)."""
+    return np.fromiter(chain.from_iterable(rows), np.int64, len(rows) * width).reshape(-1, width)
+
+
+def as_events(rows: Rows) -> list[Event]:
+    """Rows as event tuples: for the detail work at a divergence and the replay, not the hot path."""
+    return list(zip(*rows.T.tolist(), strict=True)) if len(rows) else []
 
 
 @dataclass(slots=True)
@@ -56,7 +79,7 @@ class EmulatedFrame:
 
     number: int
     end_cycle: int
-    events: list[Event]
+    rows: Rows
     picture: np.ndarray | None = None  # (243, 360) palette indices, when pictures were asked for
     pc: int = 0  # the CPU's PC at the frame end
     inputs: tuple[InputEvent, ...] = ()  # movie events applied before this frame ran
@@ -64,6 +87,77 @@ class EmulatedFrame:
     vdc_state: dict | None = None  # the VDC at the frame's start (to draw the console's frame from)
     unseen: int = 0  # MOVX accesses in copy mode (P16 = 1) the source cannot see
     unseen_vdc: int = 0  # ... of which VDC writes
+
+    @property
+    def events(self) -> list[Event]:
+        return as_events(self.rows)
+
+
+def repeated_rows(fetches: FetchTable, cycle: int, period: int, count: int, shown: int) -> Rows:
+    """The fetch rows of `count` iterations of `fetches`, every `period` cycles from `cycle`."""
+    one = np.array([(offset, FETCH, address, value, shown) for offset, address, value in fetches.entries])
+    rows = np.tile(one, (count, 1))
+    rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
+    return rows
+
+
+class BulkFetches:
+    """The fetch tables reported in bulk during a frame, expanded into event rows at once at its end:
+    a table's entries are stored once (the first time it is seen), each report is four numbers."""
+
+    def __init__(self) -> None:
+        # id -> (the table, kept alive; its first entry in the store; its offsets)
+        self._known: dict[int, tuple[FetchTable, int, tuple[int, ...]]] = {}
+        self._entries: list[tuple[int, int, int]] = []  # every known table's (offset, address, byte)
+        self._store = np.empty((0, 3), np.int64)
+        self._reports: list[tuple[int, int, int, int]] = []  # (base, entries run, cycle, p1 shown)
+        self.rows: list[np.ndarray] = []  # rows expanded, in report order
+
+    def add(self, fetches: FetchTable, cycle: int, ran: int, shown: int) -> None:
+        """The entries of `fetches` at offsets below `ran`, from `cycle`, with P1 `shown`."""
+        known = self._known.get(id(fetches))
+        if known is None:
+            if len(self._known) >= 1 << 16:
+                self._flush()
+                self._known.clear()
+                self._entries.clear()
+                self._store = np.empty((0, 3), np.int64)
+            offsets = tuple(offset for offset, _, _ in fetches.entries)
+            known = self._known[id(fetches)] = (fetches, len(self._entries), offsets)
+            self._entries += fetches.entries
+        offsets = known[2]
+        run = len(offsets) if offsets[-1] < ran else bisect_left(offsets, ran)
+        self._reports.append((known[1], run, cycle, shown))
+
+    def add_rows(self, rows: np.ndarray) -> None:
+        """Event rows already expanded (repeated idle iterations), after the reports so far."""
+        self._flush()
+        self.rows.append(rows)
+
+    def _flush(self) -> None:
+        """Expand the reports so far into `rows`."""
+        if not self._reports:
+            return
+        if len(self._store) < len(self._entries):
+            self._store = np.array(self._entries, np.int64)
+        reports = _flat(self._reports, 4)
+        self._reports = []
+        base, run, cycle, shown = reports.T
+        total = int(run.sum())
+        starts = np.cumsum(run) - run
+        index = np.arange(total) + np.repeat(base - starts, run)
+        rows = np.empty((total, 5), np.int64)
+        rows[:, 0] = np.repeat(cycle, run) + self._store[index, 0]
+        rows[:, 1] = FETCH
+        rows[:, 2:4] = self._store[index, 1:]
+        rows[:, 4] = np.repeat(shown, run)
+        self.rows.append(rows)
+
+    def take(self) -> list[np.ndarray]:
+        """The frame's fetch rows in report order; forgets them."""
+        self._flush()
+        rows, self.rows = self.rows, []
+        return rows
 
 
 class EmulatorSide:
@@ -92,7 +186,9 @@ class EmulatorSide:
         self.copies = copies  # the source reports accesses in copy mode (it knows the whole P1)
         self._unseen = [0, 0]  # copy-mode accesses this frame that the source cannot see: all, VDC
         self._events: list[Event] = []  # accesses and P1 changes, in bus order
-        self._fetched: list[Event] = []  # fetches and their markers, in bus order
+        self._fetched: list[Event] = []  # fetches and their markers reported one by one, in bus order
+        self._bulk = BulkFetches()  # fetches reported a table at a time, after the accesses among them
+        self._reads: list[np.ndarray] = []  # skipped polling reads, (n, 5) event rows, in bus order
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access)
         # Fetches come straight from the CPU (as `program_fetch` calls), without a BusAccess each:
@@ -103,6 +199,8 @@ class EmulatorSide:
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
+        self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
+        self.console.repeat_reads = self._on_repeat_reads  # type: ignore[method-assign]
         self.console.cpu.trace_fetches = True
         self.console.cpu.trace_blocks = True  # _take_events merges the bulk fetches by cycle
         # idle loops stay skipped: the CPU hands the skipped iterations' fetches and reads to the board
@@ -130,10 +228,13 @@ class EmulatorSide:
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        shown = self._p1_seen(cycle, self.console.p1)
+        console = self.console
+        p1 = console.p1
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle, p1)
         events = self._fetched
         if self.what & 1:
-            events.append((cycle, FETCH, address, self.console.prog[address], shown))
+            events.append((cycle, FETCH, address, console.prog[address], p1 & self.p1_mask))
         if address == RESET_ADDRESS:
             events.append((cycle, RESET, address, 0, 0))
             if self.reset_cycle is None:
@@ -157,22 +258,33 @@ class EmulatorSide:
                     return
                 self._on_fetch(address, cycle + offset)
             return
-        shown = self._p1_seen(cycle + entries[0][0], self.console.p1)
+        p1 = self.console.p1
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle + entries[0][0], p1)
         if self.what & 1:
-            self._fetched += [
-                (cycle + offset, FETCH, address, value, shown)
-                for offset, address, value in entries
-                if offset < ran
-            ]
+            self._bulk.add(fetches, cycle, ran, p1 & self.p1_mask)
 
-    def _take_events(self) -> list[Event]:
+    def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
+        `count` times, in bulk unless it reaches into the internal ROM or to a marker's address."""
+        if fetches.high < PROGRAM_START or fetches.low <= VSYNC_HOOK:
+            for number in range(count):
+                self._on_fetches(fetches, cycle + number * period, period)
+            return
+        shown = self._p1_seen(cycle + fetches.entries[0][0], self.console.p1)
+        if self.what & 1:
+            self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, shown))
+
+    def _take_events(self) -> Rows:
         """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
         accesses (and P1 changes) come first, as the accesses of the instruction ending there
-        precede the fetches of the next one (the sort is stable)."""
-        events = self._events + self._fetched
-        self._events, self._fetched = [], []
-        events.sort(key=itemgetter(0))
-        return events
+        precede the fetches of the next one, then the fetches in the order they were reported (the
+        sort is stable: fetches reported one by one come before a table's at the same cycle, as a
+        block's first fetch is reported before it runs, and the next one after the table)."""
+        pieces = [as_rows(self._events), *self._reads, as_rows(self._fetched), *self._bulk.take()]
+        self._events, self._fetched, self._reads = [], [], []
+        rows = np.concatenate(pieces)
+        return rows[np.argsort(rows[:, 0], kind="stable")]
 
     def _on_access(self, access: BusAccess) -> None:
         cycle, kind, address, value, p1 = access
@@ -190,6 +302,28 @@ class EmulatorSide:
         else:
             events.append((cycle, code, address, value, shown))
 
+    def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """The reads of skipped polling iterations (`Board.repeat_reads`), appended in bulk as
+        `_on_access` would one by one: the loop writes no port, so P1 is the same at all of them."""
+        console = self.console
+        values = console.peek_reads(address, first, period, count)
+        p1 = console.p1
+        shown = self._p1_seen(first, p1)
+        if not self.what >> READ & 1:
+            return
+        if p1 & P16_COPY_MODE and not self.copies:
+            self._unseen[0] += count
+            self._unseen[1] += 0 if p1 & P13_VDC_DISABLE else count
+            return
+        copied = bool(p1 & P16_COPY_MODE)
+        rows = np.empty((count, 5), np.int64)
+        rows[:, 0] = np.arange(first, first + count * period, period)
+        rows[:, 1] = READ | COPY_FLAG if copied else READ
+        rows[:, 2] = address
+        rows[:, 3] = values
+        rows[:, 4] = p1 if copied else shown
+        self._reads.append(rows)
+
     def next_frame(self) -> EmulatedFrame:
         """Apply the movie's events for the next frame, run it, and return what the slot saw."""
         console = self.console
@@ -199,18 +333,27 @@ class EmulatorSide:
             event.apply(console)
         vdc_state = console.vdc.state() if self.pictures else None
         console.run_frames(1)
-        events = self._take_events()
+        rows = self._take_events()
         picture = console.vdc.frame().copy() if self.pictures else None
         end = console.frame_end_cycle(number)
         held = any(console.keys) or any(console.joysticks)
         unseen, self._unseen = self._unseen, [0, 0]
         return EmulatedFrame(
-            number, end, events, picture, console.cpu.pc, tuple(applied), held, vdc_state, *unseen
+            number, end, rows, picture, console.cpu.pc, tuple(applied), held, vdc_state, *unseen
         )
 
     def frames(self) -> Iterator[EmulatedFrame]:
         while True:
             yield self.next_frame()
+
+
+def _record_batch(rows: Rows) -> RecordBatch:
+    """Event rows as a capture's records (copy-mode accesses as plain ones: the record's P1 says it)."""
+    records = np.empty(len(rows), RECORD_DTYPE)
+    for column, name in enumerate(RECORD_DTYPE.names):
+        records[name] = rows[:, column]
+    records["kind"] &= 0xFF & ~COPY_FLAG
+    return RecordBatch(records)
 
 
 class EmulatorCapture(BatchStream):
@@ -231,22 +374,22 @@ class EmulatorCapture(BatchStream):
     def batches(self) -> Iterator[BatchItem]:
         syncs = 0
         for _ in range(self.frame_count):
-            run: list[Event] = []
-            for event in self.side.next_frame().events:
-                kind = event[1]
-                if kind != RESET and kind != SYNC:
-                    run.append(event if not kind & COPY_FLAG else (event[0], kind & ~COPY_FLAG, *event[2:]))
-                    continue
-                if run:
-                    yield RecordBatch.from_tuples(run)
-                    run = []
-                if kind == RESET:
-                    yield ResetDetected(event[0])
+            rows = self.side.next_frame().rows
+            kinds = rows[:, 1]
+            markers = np.flatnonzero((kinds == RESET) | (kinds == SYNC)).tolist()
+            position = 0
+            for at in [*markers, len(rows)]:
+                if at > position:
+                    yield _record_batch(rows[position:at])
+                if at == len(rows):
+                    break
+                cycle = int(rows[at, 0])
+                if kinds[at] == RESET:
+                    yield ResetDetected(cycle)
                 else:
-                    yield FrameSync(syncs, event[0])
+                    yield FrameSync(syncs, cycle)
                     syncs += 1
-            if run:
-                yield RecordBatch.from_tuples(run)
+                position = at + 1
 
     def close(self) -> None:
         """Nothing to release: the emulator lives in this process."""

@@ -28,7 +28,17 @@ from hilbridge.check.emulator import (
     EmulatorSide,
     Event,
 )
-from hilbridge.check.frames import IRQ_ENTRY, MARKERS, Block, CutFrame, capture_blocks, cut_frames
+from hilbridge.check.frames import (
+    IRQ_ENTRY,
+    MARKERS,
+    Block,
+    CutFrame,
+    Rows,
+    as_events,
+    as_rows,
+    capture_blocks,
+    cut_frames,
+)
 from hilbridge.check.replay import PictureReplay, classified_as_vdc
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.cartridge import CART_P1_MASK
@@ -151,15 +161,19 @@ def target_class(address: int, p1: int) -> str:
     return "VDC" if classified_as_vdc(address, p1) else "EXT"
 
 
-def first_difference(expected: list[Event], actual: list[Event], tolerance: int) -> int | None:
+def first_difference(expected: Rows | list[Event], actual: Rows | list[Event], tolerance: int) -> int | None:
     """Index of the first pair that differs (beyond `tolerance` cycles); None when all agree."""
-    if expected == actual:
+    expected, actual = as_rows(expected), as_rows(actual)
+    if expected.shape == actual.shape and np.array_equal(expected, actual):
         return None
-    for index, (mine, theirs) in enumerate(zip(expected, actual, strict=False)):
-        if mine != theirs and (mine[1:] != theirs[1:] or abs(mine[0] - theirs[0]) > tolerance):
-            return index
+    common = min(len(expected), len(actual))
+    mine, theirs = expected[:common], actual[:common]
+    differs = (mine[:, 1:] != theirs[:, 1:]).any(axis=1) | (np.abs(mine[:, 0] - theirs[:, 0]) > tolerance)
+    found = np.flatnonzero(differs)
+    if found.size:
+        return int(found[0])
     if len(expected) != len(actual):
-        return min(len(expected), len(actual))
+        return common
     return None
 
 
@@ -199,11 +213,13 @@ def classify(expected: Event | None, actual: Event | None, previous_fetch: int |
 def choose_marker(frames: list[EmulatedFrame], kinds: tuple[str, ...]) -> str:
     """The frame marker both sides are cut at: the VSYNC hook, else 0402h, else the frame time."""
     later = frames[2:] or frames
-    syncs = sum(1 for frame in later for event in frame.events if event[1] == SYNC)
+    syncs = sum(int(np.count_nonzero(frame.rows[:, 1] == SYNC)) for frame in later)
     if syncs >= len(later) // 2 and syncs <= 2 * len(later):
         return "vsync"
     if "FETCH" in kinds:
-        entries = sum(1 for f in later for e in f.events if e[1] == FETCH and e[2] == IRQ_ENTRY)
+        entries = sum(
+            int(np.count_nonzero((f.rows[:, 1] == FETCH) & (f.rows[:, 2] == IRQ_ENTRY))) for f in later
+        )
         if len(later) // 2 <= entries <= len(later) + len(later) // 2:
             return "irq"
     return "time"
@@ -282,7 +298,7 @@ class Check:
         compressor = self.compressor
         for frame in emulated():
             self.meta.append(frame)
-            yield compressor.compress(frame.events) if compressor is not None else frame.events
+            yield as_rows(compressor.compress(frame.events)) if compressor is not None else frame.rows
 
     def run(self) -> CheckResult:
         started = time.perf_counter()
@@ -408,12 +424,12 @@ class Check:
                 mine, theirs, None, "frame-sync", f"the frame starts at {theirs.start}, not {mine.start}"
             )
             return False
-        index = first_difference(mine.events, theirs.events, tolerance)
+        index = first_difference(mine.rows, theirs.rows, tolerance)
         if index is not None:
             self._diverge(mine, theirs, index, "", "")
             return False
         for window, frame in zip(self.windows, (mine, theirs), strict=True):
-            window.extend(frame.events[-WINDOW:])
+            window.extend(as_events(frame.rows[-WINDOW:]))
         self.previous_actual = theirs
         return self._compare_pictures(mine, theirs)
 
@@ -448,7 +464,7 @@ class Check:
         copies: bool = False,
     ) -> None:
         expected_events = mine.events
-        actual_events = theirs.events
+        actual_events = theirs.events  # as tuples from here on: the detail work at the divergence
         if index is None:
             expected_event = actual_event = None
             cycle = mine.start
@@ -456,7 +472,7 @@ class Check:
             expected_event = expected_events[index] if index < len(expected_events) else None
             actual_event = actual_events[index] if index < len(actual_events) else None
             cycle = min(event[0] for event in (expected_event, actual_event) if event is not None)
-        before = [e for e in mine.events if e[0] <= cycle][: index if index is not None else None]
+        before = [e for e in expected_events if e[0] <= cycle][: index if index is not None else None]
         fetches = [e for e in before if e[1] == FETCH]
         previous_fetch = fetches[-1][2] if fetches else None
         if not kind:

@@ -9,7 +9,6 @@ emulator's frame ends (a cycle count from the reset, which every record carries)
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from hilbridge.capture.stream import BatchItem, CaptureItem, FrameSync, Gap, Rec
 from hilbridge.check.emulator import (
     COPY_FLAG,
     FETCH,
+    NO_ROWS,
     P1,
     P16_COPY_MODE,
     RESET,
@@ -26,6 +26,9 @@ from hilbridge.check.emulator import (
     SYNC,
     VSYNC_HOOK,
     Event,
+    Rows,
+    as_events,
+    as_rows,
 )
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.link.protocol import CAPTURE_KINDS
@@ -42,7 +45,7 @@ MARKERS = {
     "(the cart fetches neither 0406h nor 0402h once a frame)",
 }
 
-Block = list[Event] | Gap
+Block = Rows | Gap
 
 
 @dataclass(slots=True)
@@ -52,8 +55,12 @@ class CutFrame:
     index: int
     start: int
     end: int | None  # start of the next frame; None: the stream ended inside this frame
-    events: list[Event] = field(default_factory=list)
+    rows: Rows = field(default_factory=lambda: NO_ROWS)
     gap: str = ""  # why this frame cannot be compared ("" = it can)
+
+    @property
+    def events(self) -> list[Event]:
+        return as_events(self.rows)
 
 
 def capture_blocks(
@@ -74,7 +81,11 @@ def capture_blocks(
     high = 0
     last = 0
     shift: int | None = None
-    block: list[Event] = []
+    block: list[Rows] = []  # pieces of the block being filled
+    held = 0  # events in it
+
+    def marker(cycle: int, kind: int, address: int) -> Rows:
+        return np.array([[cycle, kind, address, 0, 0]], np.int64)
 
     def unwrap(cycle: int) -> int:
         nonlocal high, last
@@ -85,7 +96,7 @@ def capture_blocks(
         last = cycle
         return cycle
 
-    def events_of(rows: np.ndarray) -> list[Event]:
+    def events_of(rows: np.ndarray) -> Rows:
         nonlocal high, last
         cycles = rows["cycle"].astype(np.int64) + high
         steps = np.diff(cycles, prepend=last)
@@ -112,16 +123,7 @@ def capture_blocks(
             values = rows["value"][keep]
         else:
             values = rows["value"]
-        return list(
-            zip(
-                (cycles + shift).tolist(),
-                kinds.tolist(),
-                addresses.tolist(),
-                values.tolist(),
-                shown.tolist(),
-                strict=True,
-            )
-        )
+        return np.column_stack((cycles + shift, kinds, addresses, values.astype(np.int64), shown))
 
     for item in items:
         if type(item) is CaptureRecord:
@@ -131,31 +133,35 @@ def capture_blocks(
         if type(item) is RecordBatch:
             if shift is None or not len(item.rows):
                 continue
-            block += events_of(item.rows)
+            piece = events_of(item.rows)
         elif isinstance(item, ResetDetected):
             cycle = unwrap(item.cycle)
             if shift is None:
                 shift = anchor() - cycle
             elif not markers:
                 continue
-            block.append((cycle + shift, RESET, RESET_ADDRESS, 0, 0))
+            piece = marker(cycle + shift, RESET, RESET_ADDRESS)
         elif isinstance(item, FrameSync):
             if shift is None or not markers:
                 continue
-            block.append((unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK, 0, 0))
+            piece = marker(unwrap(item.cycle) + shift, SYNC, VSYNC_HOOK)
         elif isinstance(item, Gap):
             if shift is None:
                 continue
             if block:
-                yield block
-                block = []
+                yield np.concatenate(block)
+                block, held = [], 0
             yield item
             continue
-        if len(block) >= BLOCK_ITEMS:
-            yield block
-            block = []
+        else:
+            continue
+        block.append(piece)
+        held += len(piece)
+        if held >= BLOCK_ITEMS:
+            yield np.concatenate(block)
+            block, held = [], 0
     if block:
-        yield block
+        yield np.concatenate(block)
 
 
 def batched_record(record: CaptureRecord) -> RecordBatch | None:
@@ -166,12 +172,8 @@ def batched_record(record: CaptureRecord) -> RecordBatch | None:
     return RecordBatch.from_tuples([(record.cycle, kind, record.address, record.value, record.p1)])
 
 
-def _cycle(event: Event) -> int:
-    return event[0]
-
-
 def cut_frames(
-    blocks: Iterator[Block],
+    blocks: Iterator[Block | list[Event]],
     marker: str,
     frame_end: Callable[[int], int],
     ends_on_frame: bool = False,
@@ -182,55 +184,66 @@ def cut_frames(
     source stops exactly at a frame end (console-timed captures) and the time marker is used.
 
     `frame_end(n)` is the emulator's end cycle of video frame n; with the time marker, frame n is
-    the part of video frame n after the reset."""
+    the part of video frame n after the reset. The cuts are found with array operations."""
     frame: CutFrame | None = None
+    pieces: list[Rows] = []
     boundary = NEVER
     ended_by_gap = False
+
+    def done(end: int) -> CutFrame:
+        assert frame is not None
+        frame.end = end
+        frame.rows = np.concatenate(pieces) if len(pieces) != 1 else pieces[0]
+        pieces.clear()
+        return frame
+
     for block in blocks:
         ended_by_gap = isinstance(block, Gap)
         if isinstance(block, Gap):
             if frame is not None and not frame.gap:
                 frame.gap = f"{block.reason} ({block.chunks} chunks, {block.records} records lost)"
             continue
+        block = as_rows(block)
         position = 0
         if frame is None:
-            position = next((i for i, event in enumerate(block) if event[1] == RESET), len(block))
-            if position == len(block):
+            resets = np.flatnonzero(block[:, 1] == RESET)
+            if not resets.size:
                 continue
-            start = block[position][0]
+            position = int(resets[0])
+            start = int(block[position, 0])
             index = 0
             if marker == "time":
                 while frame_end(index) <= start:
                     index += 1
                 boundary = frame_end(index)
             frame = CutFrame(index, start, None)
-            frame.events.append(block[position])
+            pieces.append(block[position : position + 1])
             position += 1
         if marker == "time":
-            while block and block[-1][0] >= boundary:
-                at = bisect.bisect_left(block, boundary, lo=position, key=_cycle)
-                frame.events.extend(block[position:at])
-                frame.end = boundary
-                yield frame
+            cycles = block[:, 0]
+            while len(block) and cycles[-1] >= boundary:
+                at = max(position, int(np.searchsorted(cycles, boundary, side="left")))
+                pieces.append(block[position:at])
+                yield done(boundary)
                 frame = CutFrame(frame.index + 1, boundary, None)
                 boundary = frame_end(frame.index)
                 position = at
-            frame.events.extend(block[position:])
+            pieces.append(block[position:])
             continue
+        rest = block[position:]
         if marker == "vsync":
-            starts = [i for i in range(position, len(block)) if block[i][1] == SYNC]
+            starts = np.flatnonzero(rest[:, 1] == SYNC)
         else:
-            starts = [
-                i for i in range(position, len(block)) if block[i][1] == FETCH and block[i][2] == IRQ_ENTRY
-            ]
-        for at in starts:
-            frame.events.extend(block[position:at])
-            frame.end = block[at][0]
-            yield frame
-            frame = CutFrame(frame.index + 1, block[at][0], None)
+            starts = np.flatnonzero((rest[:, 1] == FETCH) & (rest[:, 2] == IRQ_ENTRY))
+        for at in (starts + position).tolist():
+            pieces.append(block[position:at])
+            cycle = int(block[at, 0])
+            yield done(cycle)
+            frame = CutFrame(frame.index + 1, cycle, None)
             position = at
-        frame.events.extend(block[position:])
+        pieces.append(block[position:])
     if frame is not None:
-        if ends_on_frame and marker == "time" and not ended_by_gap:
-            frame.end = boundary
+        end = boundary if ends_on_frame and marker == "time" and not ended_by_gap else None
+        frame.rows = np.concatenate(pieces) if pieces else NO_ROWS
+        frame.end = end
         yield frame

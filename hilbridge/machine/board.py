@@ -79,6 +79,12 @@ class FastForward(Protocol):
         """Report `count` reads skipped in a polling loop, every `period` cycles from `first`."""
         ...
 
+    def repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """The fetches of `count` idle-loop iterations skipped while fetches are traced: the
+        iteration's `fetches` again every `period` cycles from `cycle`, as `program_fetches` would
+        report them one iteration after the other (only for a board that merges by cycle)."""
+        ...
+
 
 class Board(Pins, FastForward, Protocol):
     """Pins plus fast-forward hints: what `Cpu` is given."""

@@ -213,13 +213,24 @@ class Console:
             value &= self.vdc.peek(address, cycle)
         return value
 
+    def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        """`peek_read` of `count` skipped polling reads, every `period` cycles from `first`, in one
+        call: the cartridge and RAM answer as at the first (the loop writes nothing, P1 and P2 stay)."""
+        p1 = self.p1
+        value = self.cart.read(address, p1, self.p2)
+        if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
+            value &= self.ram[address]
+        if p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            return [value] * count
+        return [value & vdc for vdc in self.vdc.peek_reads(address, first, period, count)]
+
     def repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
         """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners."""
         if self._listeners:
             p1 = self.p1
-            for index in range(count):
-                cycle = first + index * period
-                self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
+            values = self.peek_reads(address, first, period, count)
+            for index, value in enumerate(values):
+                self._notify(BusAccess(first + index * period, READ, address, value, p1))
 
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:
@@ -234,6 +245,11 @@ class Console:
             if offset >= ran:
                 break
             fetch(address, cycle + offset)
+
+    def repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """Skipped idle iterations' fetches (`Board.repeat_fetches`), one iteration at a time."""
+        for number in range(count):
+            self.program_fetches(fetches, cycle + number * period, period)
 
     def _refresh_program(self) -> None:
         view = self.cart.program_view(self.p1)

@@ -448,9 +448,9 @@ class Cpu:
         """Jump over whole iterations of the idle loop at `anchor` (`idle.run_iteration`), up to the
         run target, a timer overflow, the next /INT rise (interrupts enabled) and the horizons of
         the loop's inputs; A ends as the last skipped read left it (`peek_read`). Skipped reads are
-        replayed to the board (`repeat_reads`); while fetches are traced (`skip_traced`), the
-        skipped iterations' fetches too, each in its place."""
-        if self.trace_fetches and not self.skip_traced:
+        replayed to the board (`repeat_reads`); while fetches are traced (`skip_traced`, for a board
+        that merges them by cycle: `trace_blocks`), the skipped iterations' fetches too."""
+        if self.trace_fetches and not (self.skip_traced and self.trace_blocks):
             return
         cycle = self.cycle
         if self._interrupt_pending(cycle):
@@ -528,25 +528,15 @@ class Cpu:
         )
 
     def _replay_traced(self, loop: idle.Loop, address: int, cycle: int, count: int) -> None:
-        """The fetches (and the poll's read, at the end of each iteration) of `count` skipped
-        iterations from `cycle`, in the order stepping would have reported them; for a board that
-        orders them itself (`trace_blocks`), all the fetches in one call, then all the reads."""
+        """The fetches and the poll's reads (at the end of each iteration) of `count` skipped
+        iterations from `cycle`, for a board that orders them by cycle itself (`trace_blocks`): one
+        iteration's fetches and the count in one call, then all the reads in one."""
         period = loop.period
-        if self.trace_blocks:
-            prog = self.prog
-            one = [(offset, fetched, prog[fetched]) for fetched, offset in loop.fetches]
-            entries = tuple((number * period + o, a, v) for number in range(count) for o, a, v in one)
-            self.board.program_fetches(FetchTable.of(entries), cycle, count * period)
-            if address >= 0:
-                self.board.repeat_reads(address, cycle + period, period, count)
-            return
-        fetch = self.board.program_fetch
-        for number in range(count):
-            start = cycle + number * period
-            for address_fetched, offset in loop.fetches:
-                fetch(address_fetched, start + offset)
-            if address >= 0:
-                self.board.repeat_reads(address, start + period, period, 1)
+        prog = self.prog
+        one = tuple((offset, fetched, prog[fetched]) for fetched, offset in loop.fetches)
+        self.board.repeat_fetches(FetchTable.of(one), cycle, period, count)
+        if address >= 0:
+            self.board.repeat_reads(address, cycle + period, period, count)
 
     def _anchor_failed(self, anchor: int, movx_pc: int) -> None:
         """After `GIVE_UP` failed or short skips and no long one, stop trying the anchor (it is not

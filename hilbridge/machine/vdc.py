@@ -327,6 +327,48 @@ class Vdc:
         self._note_status_read(cycle)  # the skipped read happened in MAME: its timeslice ended
         return self._status_value(pixel)
 
+    def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        """What `count` reads skipped under `read_horizon` (every `period` cycles from `first`) would
+        return, as `peek` one by one would. A status read's value is its beam's hstatus over bits
+        the horizon keeps unchanged, so the skipped reads are not drawn: the CPU's `peek_read` after
+        the skip draws up to the last one in one go, as a skip without bus listeners does."""
+        if self._info[address & 0xFF].read != "status":
+            return [self.peek(address, first + index * period) for index in range(count)]
+        values = []
+        raster = self.raster
+        slices = self.slices
+        chip = raster.chip
+        hstatus_start, bgate_start = chip.hstatus_start, chip.bgate_start
+        frame_pixels, htotal = raster.frame_pixels, raster.htotal
+        cycle_as, slice_cycle_as, pixel_as = self._cycle_as, self._slice_cycle_as, self._pixel_as
+        half_pixel = pixel_as // 2
+        strobe = self.registers[CONTROL] & CONTROL_STROBE
+        for cycle in range(first, first + count * period, period):
+            start = cycle - MOVX_CYCLES
+            if start >= self._quiet_until:
+                self._sync_events(start)
+            # _beam_pixel(cycle), then _note_status_read(cycle), as `peek` does them
+            low, high, begun = slices.cache
+            if not low <= start < high:
+                begun = slices.start(start)
+            read = self._status_read_cycle
+            if read > start:
+                read = self._earlier_status_read_cycle
+            if begun < read <= start:
+                begun = read
+            pixel = (begun * cycle_as + (cycle - begun) * slice_cycle_as + half_pixel) // pixel_as
+            if cycle != self._status_read_cycle:
+                self._earlier_status_read_cycle = self._status_read_cycle
+                self._status_read_cycle = cycle
+            # _status_value(pixel): hstatus only inside its part of the line
+            value = self.control_status | strobe
+            if hstatus_start <= pixel % frame_pixels % htotal < bgate_start and raster.hstatus(
+                *raster.position_of(pixel)
+            ):
+                value |= STATUS_HSTATUS
+            values.append(value)
+        return values
+
     def _cycle_past(self, pixel: int, cycle: int) -> int:
         """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
         if pixel >= NEVER:

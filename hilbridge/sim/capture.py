@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
+from hilbridge.capture.stream import WIRE_DTYPE
+from hilbridge.check.emulator import BulkFetches, as_rows, repeated_rows
 from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
+from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
-from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge
+from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge, load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
 
@@ -31,13 +36,22 @@ _KIND_BITS = {
     WRITE: CAPTURE_KINDS["MOVX_WRITE"],
 }
 _P1_BIT = CAPTURE_KINDS["P1"]
+_FETCH_BIT = CAPTURE_KINDS["FETCH"]
 _CHUNK = MESSAGES["CAPTURE_CHUNK"].id
-_RESET = MESSAGES["RESET_DETECTED"].id
-_SYNC = MESSAGES["FRAME_SYNC"].id
+_RESET_ID = MESSAGES["RESET_DETECTED"].id
+_SYNC_ID = MESSAGES["FRAME_SYNC"].id
+_RESET, _SYNC = 8, 9  # pseudo record kinds: a reset or frame marker, in its place among the records
+Record = tuple[int, int, int, int, int]
+"""(cycle, kind number or marker, address, value, p1)."""
 
 
 class CaptureStream:
-    """Runs the console one frame per call of `next_events` and returns the event frames it produced."""
+    """Runs the console one frame per call of `next_events` and returns the event frames it produced.
+
+    Fetches come from the CPU as it runs whole compiled blocks and skips idle loops (`Cpu.trace_blocks`,
+    `skip_traced`): a block's fetches after its accesses, so a frame's records are merged by cycle
+    at its end, as the check's emulator side does (`hilbridge.check.emulator`), before they are cut
+    into chunks."""
 
     def __init__(
         self,
@@ -55,48 +69,110 @@ class CaptureStream:
         self.dropped = 0
         self.resets = 0
         self.frames = 0
-        self._pending: list[bytes] = []
-        self._events: list[tuple[int, bytes]] = []
+        self._accesses: list[Record] = []  # MOVX accesses and the P1 changes seen at them, in bus order
+        self._fetches: list[Record] = []  # fetches, their P1 changes and markers, in the order reported
+        self._bulk = BulkFetches()  # fetches reported a table at a time
+        self._events: list[tuple[int, bytes]] = []  # the frame's adapter event frames
         self._p1 = self.console.p1 & CART_P1_MASK
         self.console.add_bus_listener(self._on_access, fetches=True)
-        # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in order
-        self.console.cpu.skip_traced = True
+        self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
+        self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
+        cpu = self.console.cpu
+        cpu.trace_blocks = True
+        # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in bulk
+        cpu.skip_traced = True
 
-    def _record(self, cycle: int, kind: int, address: int, value: int, p1: int) -> None:
-        if self.what >> kind & 1:
-            self._pending.append(CAPTURE_RECORD.pack(cycle & 0xFFFFFFFF, kind, address, value, p1))
-            if len(self._pending) >= RECORDS_PER_CHUNK:
-                self._flush()
+    def _p1_changed(self, records: list[Record], cycle: int, p1: int) -> None:
+        slot_p1 = p1 & CART_P1_MASK
+        if slot_p1 != self._p1:
+            self._p1 = slot_p1
+            records.append((cycle, _P1_BIT, 0, slot_p1, p1))
 
     def _on_access(self, access: BusAccess) -> None:
-        p1 = access.p1 & CART_P1_MASK
-        if p1 != self._p1:
-            self._p1 = p1
-            self._record(access.cycle, _P1_BIT, 0, p1, access.p1)
-        self._record(access.cycle, _KIND_BITS[access.kind], access.address, access.value, access.p1)
-        if access.kind == FETCH and access.address in (RESET_ADDRESS, VSYNC_HOOK):
-            self._flush()
-            cycle = (access.cycle & 0xFFFFFFFF).to_bytes(4, "little")
-            if access.address == RESET_ADDRESS:
-                self.resets += 1
-                self._events.append((_RESET, cycle))
-            else:
-                self._events.append((_SYNC, self.frames.to_bytes(4, "little") + cycle))
-                self.frames += 1
+        cycle, kind, address, value, p1 = access
+        records = self._fetches if kind == FETCH else self._accesses
+        self._p1_changed(records, cycle, p1)
+        records.append((cycle, _KIND_BITS[kind], address, value, p1))
+        if kind == FETCH and address in (RESET_ADDRESS, VSYNC_HOOK):
+            records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
-    def _flush(self) -> None:
-        if self._pending:
-            payload = self.chunks.to_bytes(4, "little") + b"".join(self._pending)
-            self._events.append((_CHUNK, payload))
+    def _on_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
+        """A block's fetches (`Board.program_fetches`): the code writes no port, so P1 is as it is
+        now. Tables reaching into the internal ROM or to a marker's address go one by one."""
+        entries = fetches.entries
+        if fetches.high < PROGRAM_START or entries[0][0] >= ran:
+            return
+        p1 = self.console.p1
+        if fetches.low > VSYNC_HOOK:
+            self._p1_changed(self._fetches, cycle + entries[0][0], p1)
+            self._bulk.add(fetches, cycle, ran, p1)
+            return
+        records = self._fetches
+        for offset, address, value in entries:
+            if offset >= ran:
+                break
+            if address < PROGRAM_START:
+                continue
+            self._p1_changed(records, cycle + offset, p1)
+            records.append((cycle + offset, _FETCH_BIT, address, value, p1))
+            if address in (RESET_ADDRESS, VSYNC_HOOK):
+                records.append((cycle + offset, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+
+    def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
+        """Skipped idle iterations' fetches (`Board.repeat_fetches`), in bulk unless the table
+        reaches into the internal ROM or to a marker's address (a new table each time: it is not
+        stored as a block's is)."""
+        if fetches.low <= VSYNC_HOOK:
+            for number in range(count):
+                self._on_fetches(fetches, cycle + number * period, period)
+            return
+        p1 = self.console.p1
+        self._p1_changed(self._fetches, cycle + fetches.entries[0][0], p1)
+        self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, p1))
+
+    def _flush(self, rows: np.ndarray) -> None:
+        """Records as CAPTURE_CHUNK payloads of at most RECORDS_PER_CHUNK records."""
+        for first in range(0, len(rows), RECORDS_PER_CHUNK):
+            part = rows[first : first + RECORDS_PER_CHUNK]
+            wire = np.empty(len(part), WIRE_DTYPE)
+            wire["cycle"] = part[:, 0] & 0xFFFFFFFF
+            for column, name in enumerate(WIRE_DTYPE.names[1:], start=1):
+                wire[name] = part[:, column]
+            self._events.append((_CHUNK, self.chunks.to_bytes(4, "little") + wire.tobytes()))
             self.chunks += 1
-            self.records += len(self._pending)
-            self._pending.clear()
+            self.records += len(part)
+
+    def _frame_events(self) -> list[tuple[int, bytes]]:
+        """The frame's records merged by cycle (at one cycle the accesses of the instruction ending
+        there before the next one's fetches, then the fetches in the order reported; the sort is
+        stable), as adapter event frames: chunks of at most RECORDS_PER_CHUNK records, cut at each
+        reset and frame marker."""
+        pieces = [as_rows(self._accesses), as_rows(self._fetches), *self._bulk.take()]
+        self._accesses, self._fetches = [], []
+        rows = np.concatenate(pieces)
+        rows = rows[np.argsort(rows[:, 0], kind="stable")]
+        kinds = rows[:, 1]
+        markers = kinds >= _RESET
+        rows = rows[markers | (self.what >> np.minimum(kinds, 31) & 1 == 1)]
+        self._events = []
+        position = 0
+        for at in np.flatnonzero(rows[:, 1] >= _RESET).tolist():
+            self._flush(rows[position:at])
+            cycle, kind = int(rows[at, 0]), int(rows[at, 1])
+            stamp = (cycle & 0xFFFFFFFF).to_bytes(4, "little")
+            if kind == _RESET:
+                self.resets += 1
+                self._events.append((_RESET_ID, stamp))
+            else:
+                self._events.append((_SYNC_ID, self.frames.to_bytes(4, "little") + stamp))
+                self.frames += 1
+            position = at + 1
+        self._flush(rows[position:])
+        return self._events
 
     def next_events(self) -> list[tuple[int, bytes]]:
         """Run one more video frame (its inputs applied first); the (frame type, payload) events it
         produced, in bus order."""
         self.movie.apply(self.console, self.console.frame)
         self.console.run_frames(1)
-        self._flush()
-        events, self._events = self._events, []
-        return events
+        return self._frame_events()

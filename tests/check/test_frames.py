@@ -6,7 +6,7 @@ import pytest
 from check_support import specs
 
 from hilbridge.capture.stream import FrameSync, Gap, ResetDetected
-from hilbridge.check.emulator import FETCH, P1, RESET, SYNC, WRITE
+from hilbridge.check.emulator import FETCH, P1, RESET, SYNC, WRITE, as_events
 from hilbridge.check.engine import FrameRanges, classify, first_difference
 from hilbridge.check.frames import capture_blocks, cut_frames
 from hilbridge.link.adapter import CaptureRecord
@@ -17,7 +17,9 @@ def frame_end(n: int) -> int:
 
 
 def blocks_of(items, anchor=10, copies=False):
-    return list(capture_blocks(iter(items), 0x13, lambda: anchor, copies))
+    """The blocks, each as event tuples (the blocks are rows), and the gaps."""
+    blocks = capture_blocks(iter(items), 0x13, lambda: anchor, copies)
+    return [block if isinstance(block, Gap) else as_events(block) for block in blocks]
 
 
 def test_items_before_the_reset_are_dropped_and_cycles_shift_to_the_emulators_reset():
@@ -38,9 +40,9 @@ def test_32_bit_cycles_are_unwrapped():
 
 def test_copy_mode_accesses_are_kept_apart_only_where_the_whole_p1_is_known():
     items = [ResetDetected(0), CaptureRecord(3, "MOVX_WRITE", 1, 2, 0x40)]
-    dropped = list(capture_blocks(iter(items), 0xFF, lambda: 0, False))
+    dropped = [as_events(block) for block in capture_blocks(iter(items), 0xFF, lambda: 0, False)]
     assert dropped == [[(0, RESET, 0x400, 0, 0)]]
-    flagged = list(capture_blocks(iter(items), 0xFF, lambda: 0, True))
+    flagged = [as_events(block) for block in capture_blocks(iter(items), 0xFF, lambda: 0, True)]
     assert flagged[0][1][1] == WRITE | 0x10
     slot_only = blocks_of(items, anchor=0)  # P16 is not on the slot: an ordinary write
     assert slot_only[0][1] == (3, WRITE, 1, 2, 0)

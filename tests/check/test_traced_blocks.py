@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from hilbridge.check.emulator import FETCH, EmulatorSide
+from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 
 CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
@@ -36,14 +38,21 @@ def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FUL
         bulk[0] += sum(offset < ran for offset, _, _ in fetches.entries)
         plain(fetches, cycle, ran)
 
+    repeated = side.console.repeat_fetches
+
+    def counted_repeats(fetches, cycle: int, period: int, count: int) -> None:
+        bulk[0] += count * len(fetches.entries)
+        repeated(fetches, cycle, period, count)
+
     side.console.program_fetches = counted  # type: ignore[method-assign]
+    side.console.repeat_fetches = counted_repeats  # type: ignore[method-assign]
     if not fast:  # the reference: events in the order stepping reports them, no merge by cycle
         side._fetched = side._events
 
-        def in_call_order() -> list:
+        def in_call_order() -> np.ndarray:
             events = side._events
             side._events = side._fetched = []
-            return events
+            return as_rows(events)
 
         side._take_events = in_call_order  # type: ignore[method-assign]
     events = [event for _ in range(FRAMES) for event in side.next_frame().events]
@@ -68,3 +77,21 @@ def test_traced_blocks_without_fetches_in_the_capture_stop_tracing_at_the_reset_
     kinds = ("MOVX_READ", "MOVX_WRITE", "P1")
     events, state, _ = traced(SPECS[name], "ntsc", fast=True, kinds=kinds)
     assert (events, state) == traced(SPECS[name], "ntsc", fast=False, kinds=kinds)[:2]
+
+
+@pytest.mark.parametrize("name", ["bank_rally", "video_objects", "wait_lines", "wait_inverted"])
+def test_skipped_polling_reads_come_in_bulk_with_the_values_of_stepping(name: str) -> None:
+    """The reads of skipped polling iterations are valued in one call (`Console.peek_reads`, whose
+    status reads are not drawn one by one), and the events are those of stepping."""
+    calls = []
+    peek_reads = Console.peek_reads
+
+    def counted(console: Console, address: int, first: int, period: int, count: int) -> list[int]:
+        calls.append(count)
+        return peek_reads(console, address, first, period, count)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Console, "peek_reads", counted)
+        events, state, _ = traced(SPECS[name], "ntsc", fast=True)
+    assert sum(calls) > 100, f"only {sum(calls)} reads were skipped"
+    assert (events, state) == traced(SPECS[name], "ntsc", fast=False)[:2]

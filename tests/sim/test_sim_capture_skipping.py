@@ -1,5 +1,6 @@
-"""The simulated adapter's bus capture keeps idle skipping on (`cpu.skip_traced`): its records must be
-exactly those of a console stepping every instruction, on every fixture cart, NTSC and PAL."""
+"""The simulated adapter's bus capture runs whole blocks and keeps idle skipping on (`cpu.trace_blocks`,
+`skip_traced`, the fetches merged by cycle): its records must be exactly those of a console stepping
+every instruction, on every fixture cart, NTSC and PAL."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def captured(spec, region: str, frames: int, skipping: bool) -> list:
     cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     stream = CaptureStream(cart, EVERY_KIND, region=region)
     stream.console.cpu.skip_idle = skipping
+    stream.console.cpu.trace_blocks = skipping  # the reference steps every instruction
     return [event for _ in range(frames) for event in stream.next_events()]
 
 
