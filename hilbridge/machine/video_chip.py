@@ -25,6 +25,11 @@ class VideoChip(Protocol):
         """What a read would return, without clearing anything (for reads the CPU skipped)."""
         ...
 
+    def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        """`peek` of `count` reads skipped under `read_horizon`, every `period` cycles from `first`, in
+        one call (a chip can value them without drawing each one)."""
+        ...
+
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """First cycle after a read at `cycle` at which reading `address` again might differ in `mask`."""
         ...

@@ -75,6 +75,9 @@ class ScriptedVdc:
             return (0x08 if self.irq(cycle) else 0x00) | self._hstatus(cycle)
         return self.registers[address]
 
+    def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        return [self.peek(address, first + index * period) for index in range(count)]
+
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """A1 (the only register with side effects here) reads the same until /INT next rises, unless
         the read at `cycle` saw /INT and so cleared it: then the next read already differs."""
