@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 from machine_doubles import ScriptedVdc, assemble_cart
 
+from hilbridge.machine import console as console_module
 from hilbridge.machine.board import Board, FastForward, Pins
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.timing import NTSC
+from hilbridge.machine.vdc import Vdc
+from hilbridge.machine.video_chip import VideoChip
 
 
 def protocol_methods(protocol: type) -> set[str]:
@@ -27,3 +32,17 @@ def test_the_console_has_every_board_method_with_the_same_parameters():
     for name in protocol_methods(Board):
         declared = list(inspect.signature(getattr(Board, name)).parameters)[1:]
         assert list(inspect.signature(getattr(console, name)).parameters) == declared, name
+
+
+def test_the_vdc_and_the_scripted_double_have_every_video_chip_method_with_the_same_parameters():
+    """Whatever the console calls on its chip is declared in VideoChip, and both chips answer it."""
+    for chip in (Vdc(NTSC), ScriptedVdc()):
+        for name in protocol_methods(VideoChip):
+            declared = list(inspect.signature(getattr(VideoChip, name)).parameters)[1:]
+            assert list(inspect.signature(getattr(chip, name)).parameters) == declared, (type(chip), name)
+
+
+def test_the_console_calls_nothing_on_its_chip_that_video_chip_does_not_declare():
+    source = inspect.getsource(console_module)
+    called = set(re.findall(r"self\.vdc\.(\w+)", source))
+    assert called <= protocol_methods(VideoChip), called - protocol_methods(VideoChip)
