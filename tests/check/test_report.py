@@ -59,6 +59,7 @@ def test_disassembly_marks_the_pc_in_its_instruction() -> None:
     assert [line for line in lines if line.startswith("=>")] == ["=> 402  90     movx @r0, a"]
 
 
+@pytest.mark.slow
 def test_the_html_report_renders_in_headless_chromium(diverged, tmp_path: Path) -> None:
     chromium = require_tool("chromium", "chromium-browser")
     page = write_report(diverged[0], tmp_path / "report", "video_objects")
