@@ -318,6 +318,11 @@ class Timeslices:
         self.cache = (begun, following, begun)
         return begun
 
+    def window(self, start: int) -> tuple[int, int, int]:
+        """(first, last + 1) instruction starts around `start` that share its slice start, and it."""
+        self.start(start)
+        return self.cache
+
     def _window(self, timers: tuple[tuple[int, int], ...], limit: int) -> tuple[int, int, int]:
         """(first, last + 1) instruction starts that see the same last firing of `timers` as one
         that starts before attosecond `limit` does, and the cycle of that firing."""

@@ -57,6 +57,7 @@ from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Rende
 MOVX_CYCLES = 2
 LAST_VISIBLE_LINE = VISIBLE_LINES - 1
 LAST_VISIBLE_X = VISIBLE_WIDTH - 1
+NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -174,6 +175,7 @@ class Vdc:
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self._status_read_cycle = 0  # end of the last A1 read: MAME starts a new timeslice there
         self._earlier_status_read_cycle = 0  # the one before: what the last read's own time depends on
+        self._t1_span = NO_SPAN  # (first, last + 1) cycle over which T1 is known, its value
         self._deferred_update = -1  # end cycle of a redraw with the current picture not yet recorded
         self.renderer.reset()
         if self.audio is not None:
@@ -190,8 +192,43 @@ class Vdc:
         return self.raster.position_of(self._beam_pixel(cycle))
 
     def t1(self, cycle: int) -> bool:
-        """The T1 input (vblank OR hblank) sampled at `cycle`."""
-        return self.raster.t1(*self.position(cycle))
+        """The T1 input (vblank OR hblank) sampled at `cycle`: `raster.t1(*position(cycle))`.
+
+        Games poll T1 every few cycles (JT1/JNT1 loops too short to skip), so the answer is kept
+        with the span of cycles over which it holds (`_t1_sample`)."""
+        low, high, value = self._t1_span
+        if low <= cycle < high:
+            return value
+        return self._t1_sample(cycle)
+
+    def _t1_sample(self, cycle: int) -> bool:
+        """T1 at `cycle`, and the span from `cycle` on over which it keeps that value.
+
+        The span stays inside the instruction starts that share one slice start and one A1 read
+        term of `_access_time`: there the access time grows linearly with the cycle, so T1 holds up
+        to the first cycle whose pixel reaches the raster's next T1 change. (An A1 read, which
+        moves the slice start, drops the span: `_note_status_read`.)"""
+        start = cycle - MOVX_CYCLES
+        low, high, begun = self.slices.window(start)
+        for read in (self._status_read_cycle, self._earlier_status_read_cycle):
+            if read <= start:
+                low = max(low, read)
+            else:
+                high = min(high, read)
+        read = (
+            self._status_read_cycle if self._status_read_cycle <= start else self._earlier_status_read_cycle
+        )
+        if begun < read <= start:
+            begun = read
+        pixel_as, slice_cycle_as = self._pixel_as, self._slice_cycle_as
+        base = begun * self._cycle_as - begun * slice_cycle_as + pixel_as // 2  # time + half a pixel
+        pixel = (base + cycle * slice_cycle_as) // pixel_as
+        raster = self.raster
+        value = raster.t1(*raster.position_of(pixel))
+        change = raster.next_t1_change_pixel(pixel)
+        change_cycle = -((base - change * pixel_as) // slice_cycle_as)  # first cycle at that pixel
+        self._t1_span = (cycle, min(high + MOVX_CYCLES, change_cycle), value)
+        return value
 
     def t1_edges(self) -> T1Edges:
         return BeamT1Edges(self.t1, self.raster)
@@ -464,6 +501,7 @@ class Vdc:
         if cycle != self._status_read_cycle:
             self._earlier_status_read_cycle = self._status_read_cycle
         self._status_read_cycle = cycle
+        self._t1_span = NO_SPAN
 
     def mame_trace_cycle(self, cycle: int) -> int:
         """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
@@ -654,6 +692,7 @@ class Vdc:
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))
         self._earlier_status_read_cycle = int(state.get("earlier_status_read_cycle", 0))
+        self._t1_span = NO_SPAN
         self._deferred_update = -1
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])
