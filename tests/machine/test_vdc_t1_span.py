@@ -113,3 +113,26 @@ def test_samples_where_the_slice_decides(region: Region) -> None:
                 assert vdc.t1(cycle) == reference_t1(vdc, cycle), (edge, read, cycle)
         for cycle in [*range(edge + 8, edge - 8, -1), *range(edge - 8, edge + 8)]:
             assert vdc.t1(cycle) == reference_t1(vdc, cycle), (edge, cycle)
+
+
+@pytest.mark.parametrize("region", REGIONS, ids=lambda region: region.name)
+def test_raster_t1_runs_over_two_frames(region: Region) -> None:
+    """`t1_run` gives T1 and the next pixel where it changes, as `t1` of each pixel says."""
+    raster = Vdc(region, draw=False).raster
+    levels = [raster.t1(*raster.position_of(pixel)) for pixel in range(2 * raster.frame_pixels + 1)]
+    change = len(levels)  # past the end: not known
+    for pixel in range(len(levels) - 1, -1, -1):
+        value, following = raster.t1_run(pixel)
+        assert value == levels[pixel], pixel
+        if change < len(levels):
+            assert following == change, pixel
+        if pixel and levels[pixel - 1] != levels[pixel]:
+            change = pixel
+
+
+def test_a_slice_cycle_outlasts_a_scheduler_cycle() -> None:
+    """What the span argument of `Vdc._t1_sample` rests on: a later slice start never makes a
+    cycle's access time later."""
+    for region in REGIONS:
+        timing = Vdc(region, draw=False).timing
+        assert timing.cycle_as < timing.slice_cycle_as < timing.cycle_as + timing.pixel_as // 1000
