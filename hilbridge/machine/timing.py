@@ -226,30 +226,30 @@ class Raster:
 
     def next_t1_change_pixel(self, pixel: int) -> int:
         """First global pixel after `pixel` at which T1 changes."""
+        return self.t1_run(pixel)[1]
+
+    def t1_run(self, pixel: int) -> tuple[bool, int]:
+        """T1 at global pixel `pixel` and the first pixel after it at which T1 changes."""
         chip = self.chip
         frame_pixel = pixel % self.frame_pixels
         line = (frame_pixel // self.htotal + POWER_ON_LINE) % self.vtotal
         hpos = frame_pixel % self.htotal
         line_start = pixel - hpos
-
-        def at(target_line: int, target_hpos: int) -> int:
-            lines_ahead = (target_line - line) % self.vtotal
-            return line_start + lines_ahead * self.htotal + target_hpos
-
         if self.vblank(line, hpos):
             # T1 stays high through VBLANK and the hblank that follows it
-            candidate = at(chip.vblank_end, chip.hblank_end)
+            lines_ahead = (chip.vblank_end - line) % self.vtotal
+            candidate = line_start + lines_ahead * self.htotal + chip.hblank_end
             if candidate <= pixel:
                 candidate += self.frame_pixels
-            return candidate
+            return True, candidate
         if self.hblank(hpos):
-            return line_start + chip.hblank_end
+            return True, line_start + chip.hblank_end
         rise = chip.hblank_start - 1 if line == chip.vblank_start else chip.hblank_start
         if hpos < rise:
-            return line_start + rise
+            return False, line_start + rise
         next_line = (line + 1) % self.vtotal
         rise = chip.hblank_start - 1 if next_line == chip.vblank_start else chip.hblank_start
-        return line_start + self.htotal + rise
+        return False, line_start + self.htotal + rise
 
     def next_hstatus_change(self, pixel: int) -> int:
         """First global pixel after `pixel` at which A1 b0 (hstatus) may differ."""

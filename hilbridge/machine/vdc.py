@@ -57,6 +57,7 @@ from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Rende
 MOVX_CYCLES = 2
 LAST_VISIBLE_LINE = VISIBLE_LINES - 1
 LAST_VISIBLE_X = VISIBLE_WIDTH - 1
+NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -174,6 +175,8 @@ class Vdc:
         self._last_read_value = 0  # what the last A1/A2 read returned (bits it may have cleared)
         self._status_read_cycle = 0  # end of the last A1 read: MAME starts a new timeslice there
         self._earlier_status_read_cycle = 0  # the one before: what the last read's own time depends on
+        self._t1_span = NO_SPAN  # (first, last + 1) cycle over which T1 is known, its value
+        self._t1_next_span = NO_SPAN  # the same for T1's next value
         self._deferred_update = -1  # end cycle of a redraw with the current picture not yet recorded
         self.renderer.reset()
         if self.audio is not None:
@@ -190,8 +193,41 @@ class Vdc:
         return self.raster.position_of(self._beam_pixel(cycle))
 
     def t1(self, cycle: int) -> bool:
-        """The T1 input (vblank OR hblank) sampled at `cycle`."""
-        return self.raster.t1(*self.position(cycle))
+        """The T1 input (vblank OR hblank) sampled at `cycle`: `raster.t1(*position(cycle))`.
+
+        Games poll T1 every few cycles (JT1/JNT1 loops too short to skip), so the answer is kept
+        with the span of cycles over which it holds (`_t1_sample`)."""
+        low, high, value = self._t1_span
+        if low <= cycle < high:
+            return value
+        return self._t1_sample(cycle)
+
+    def _t1_sample(self, cycle: int) -> bool:
+        """T1 at `cycle`, and the span from `cycle` on over which it keeps that value, and the span
+        of the next value (a poll that left one span mostly asks in the next).
+
+        The spans are computed with this cycle's slice start: the first cycle at which the access
+        time so reckoned reaches the raster's next T1 change pixel ends one. Later cycles have the
+        same or a later slice start (with the A1 reads as they are), so their access time is at
+        most that (15 clock periods per cycle exceed a scheduler cycle, `slice_cycle_as` >
+        `cycle_as`) and at least their scheduler time, `cycle × cycle_as`, which starts the next
+        span; a slice's drift is far below a cycle. An A1 read can give earlier cycles an earlier
+        slice start again: it drops the spans (`_note_status_read`)."""
+        low, high, value = self._t1_next_span
+        if low <= cycle < high:
+            self._t1_span = self._t1_next_span
+            return value
+        begun = self._slice_start(cycle - MOVX_CYCLES)
+        pixel_as, slice_cycle_as = self._pixel_as, self._slice_cycle_as
+        base = begun * self._cycle_as - begun * slice_cycle_as + pixel_as // 2  # time + half a pixel
+        raster = self.raster
+        value, change = raster.t1_run((base + cycle * slice_cycle_as) // pixel_as)
+        following, next_change = raster.t1_run(change)
+        # first cycles at which the access time so reckoned reaches those pixels
+        self._t1_span = (cycle, -((base - change * pixel_as) // slice_cycle_as), value)
+        next_high = -((base - next_change * pixel_as) // slice_cycle_as)
+        self._t1_next_span = (self.timing.first_cycle_at_pixel(change), next_high, following)
+        return value
 
     def t1_edges(self) -> T1Edges:
         return BeamT1Edges(self.t1, self.raster)
@@ -489,7 +525,12 @@ class Vdc:
 
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
-        start = cycle - MOVX_CYCLES
+        begun = self._slice_start(cycle - MOVX_CYCLES)
+        return begun * self._cycle_as + (cycle - begun) * self._slice_cycle_as
+
+    def _slice_start(self, start: int) -> int:
+        """Cycle at which the timeslice of an instruction starting at `start` began: the last
+        slice-ending timer or the latest A1 read that ended by then (never less for a later start)."""
         low, high, begun = self.slices.cache
         if not low <= start < high:
             begun = self.slices.start(start)
@@ -500,12 +541,13 @@ class Vdc:
         )
         if begun < read <= start:
             begun = read
-        return begun * self._cycle_as + (cycle - begun) * self._slice_cycle_as
+        return begun
 
     def _note_status_read(self, cycle: int) -> None:
         if cycle != self._status_read_cycle:
             self._earlier_status_read_cycle = self._status_read_cycle
         self._status_read_cycle = cycle
+        self._t1_span = self._t1_next_span = NO_SPAN
 
     def mame_trace_cycle(self, cycle: int) -> int:
         """The stamp MAME's trace script gives an access at our `cycle`: round(time × clock / 15)."""
@@ -696,6 +738,7 @@ class Vdc:
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))
         self._earlier_status_read_cycle = int(state.get("earlier_status_read_cycle", 0))
+        self._t1_span = self._t1_next_span = NO_SPAN
         self._deferred_update = -1
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])
