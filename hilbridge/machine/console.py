@@ -225,12 +225,15 @@ class Console:
         return [value & vdc for vdc in self.vdc.peek_reads(address, first, period, count)]
 
     def repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
-        """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners."""
+        """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners, one
+        by one: a listener may ask the chip about the read it is told of (`Vdc.mame_trace_cycle`
+        depends on the last status read), so each read is peeked just before its notification. A
+        board that only records the values takes them in one call (`peek_reads`)."""
         if self._listeners:
             p1 = self.p1
-            values = self.peek_reads(address, first, period, count)
-            for index, value in enumerate(values):
-                self._notify(BusAccess(first + index * period, READ, address, value, p1))
+            for index in range(count):
+                cycle = first + index * period
+                self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
 
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:

@@ -77,6 +77,7 @@ class CaptureStream:
         self.console.add_bus_listener(self._on_access, fetches=True)
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
         self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
+        self.console.repeat_reads = self._on_repeat_reads  # type: ignore[method-assign]
         cpu = self.console.cpu
         cpu.trace_blocks = True
         # idle loops stay skipped: the CPU reports the skipped iterations' fetches and reads in bulk
@@ -95,6 +96,18 @@ class CaptureStream:
         records.append((cycle, _KIND_BITS[kind], address, value, p1))
         if kind == FETCH and address in (RESET_ADDRESS, VSYNC_HOOK):
             records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+
+    def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """Skipped polling reads (`Board.repeat_reads`), valued in one call (`Console.peek_reads`):
+        the loop writes no port, so P1 is as it is now at all of them."""
+        console = self.console
+        values = console.peek_reads(address, first, period, count)
+        p1 = console.p1
+        self._p1_changed(self._accesses, first, p1)
+        kind = _KIND_BITS[READ]
+        self._accesses.extend(
+            (first + index * period, kind, address, value, p1) for index, value in enumerate(values)
+        )
 
     def _on_fetches(self, fetches: FetchTable, cycle: int, ran: int) -> None:
         """A block's fetches (`Board.program_fetches`): the code writes no port, so P1 is as it is
