@@ -168,16 +168,20 @@ STALE_SECONDS = 3600
 
 def _prune(cache: Path, limit: int = MAX_BYTES) -> None:
     """Remove the entries used longest ago until the cache holds at most `limit` bytes, and the
-    half-written entries of killed processes."""
+    half-written entries of killed processes. Other processes rename and remove entries meanwhile:
+    one that is gone by the time it is looked at is passed over."""
     entries = []
     for folder in cache.iterdir():
         record = folder / "run.json"
-        if folder.name.startswith(".new-"):
-            if time.time() - folder.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(folder, ignore_errors=True)
-        elif folder.name != "locks" and record.is_file():
-            size = sum(path.stat().st_size for path in folder.iterdir())
-            entries.append((record.stat().st_mtime, size, folder))
+        try:
+            if folder.name.startswith(".new-"):
+                if time.time() - folder.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(folder, ignore_errors=True)
+            elif folder.name != "locks" and record.is_file():
+                size = sum(path.stat().st_size for path in folder.iterdir())
+                entries.append((record.stat().st_mtime, size, folder))
+        except FileNotFoundError:
+            continue
     total = sum(size for _, size, _ in entries)
     for _, size, folder in sorted(entries):
         if total <= limit:

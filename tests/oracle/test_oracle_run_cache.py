@@ -181,3 +181,29 @@ def test_a_cached_mame_run_equals_the_run_and_any_change_runs_mame_again(tmp_pat
     assert not run_mame(image, **options, cache=False).from_cache
     monkeypatch.setenv(CACHE_VARIABLE, "")
     assert not run_mame(image, **options).from_cache
+
+
+def test_pruning_passes_over_entries_another_worker_renames_or_removes_meanwhile(tmp_path, monkeypatch):
+    """Another process renames its `.new-*` folder into place, or prunes an entry, between this
+    one's listing of the cache and its look at the entry: no error (it failed an oracle test in CI)."""
+    cache = tmp_path / "cache"
+    for name in ("locks", "kept", "pruned"):
+        (cache / name).mkdir(parents=True)
+    for name in ("kept", "pruned"):
+        (cache / name / "run.json").write_text("{}")
+    listed = [cache / ".new-renamed", cache / "pruned", cache / "kept", cache / "locks"]
+    original_iterdir, original_is_file = Path.iterdir, Path.is_file
+
+    def is_file_then_vanish(path: Path) -> bool:
+        answer = original_is_file(path)
+        if path == cache / "pruned" / "run.json":  # removed after the check, before size and time
+            path.unlink()
+            path.parent.rmdir()
+        return answer
+
+    monkeypatch.setattr(
+        Path, "iterdir", lambda path: iter(listed) if path == cache else original_iterdir(path)
+    )
+    monkeypatch.setattr(Path, "is_file", is_file_then_vanish)
+    run_cache._prune(cache, limit=0)
+    assert not (cache / "kept").exists()
