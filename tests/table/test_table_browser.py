@@ -17,6 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -274,13 +275,13 @@ def test_two_players_bid_blind_and_fight_in_their_browsers(table, tmp_path):
             page.driver.quit()
 
 
-def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(tmp_path):
+@contextmanager
+def console_battle_in_browsers(tmp_path: Path, game) -> Iterator[tuple[dict[str, Page], str, dict[str, str]]]:
+    """A web table at `game`'s console battle, fought on `sim`, with the two battle players' pages
+    open in their own browsers: (pages by player, the table's base URL, the tokens)."""
     chromium = require_tool("chromium", "chromium-browser")
     driver = require_tool("chromedriver")
-    game = conquest_at_battle()
     battle = game.state["battle"]
-    players = (battle["attacker"], battle["defender"])
-    other = next(p for p in game.setup["players"] if p not in players)
     save = saved(game, tmp_path / "conquest.json")
     server = Server(save, free_port(), tmp_path / "serve.log", ("--console", "sim"))
     server.start()
@@ -288,7 +289,21 @@ def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(
     base = f"http://127.0.0.1:{server.port}/t/"
     pages: dict[str, Page] = {}
     try:
-        pages = {player: Page(base + tokens[player], chromium, driver) for player in players}
+        for player in (battle["attacker"], battle["defender"]):
+            pages[player] = Page(base + tokens[player], chromium, driver)
+        yield pages, base, tokens
+    finally:
+        for page in pages.values():
+            page.driver.quit()
+        server.stop()
+
+
+def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(tmp_path):
+    game = conquest_at_battle()
+    battle = game.state["battle"]
+    players = (battle["attacker"], battle["defender"])
+    other = next(p for p in game.setup["players"] if p not in players)
+    with console_battle_in_browsers(tmp_path, game) as (pages, base, tokens):
         for page in pages.values():
             page.wait(lambda p=page: p.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
         shot = tmp_path / "table-console-battle.png"
@@ -304,25 +319,12 @@ def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(
         for page in pages.values():
             page.wait_log("Result from console sim: ram record #1.")
             page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
-    finally:
-        for page in pages.values():
-            page.driver.quit()
-        server.stop()
 
 
 def test_a_corrected_battle_is_entered_in_one_browser_and_confirmed_in_the_other(tmp_path):
-    chromium = require_tool("chromium", "chromium-browser")
-    driver = require_tool("chromedriver")
     game = conquest_at_battle()
     attacker, defender = game.state["battle"]["attacker"], game.state["battle"]["defender"]
-    save = saved(game, tmp_path / "conquest.json")
-    server = Server(save, free_port(), tmp_path / "serve.log", ("--console", "sim"))
-    server.start()
-    tokens = json.loads((tmp_path / "conquest.json.tokens").read_text())["tokens"]
-    base = f"http://127.0.0.1:{server.port}/t/"
-    pages: dict[str, Page] = {}
-    try:
-        pages = {player: Page(base + tokens[player], chromium, driver) for player in (attacker, defender)}
+    with console_battle_in_browsers(tmp_path, game) as (pages, _, _):
         first, second = pages[attacker], pages[defender]
         first.wait(lambda: first.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
         first.driver.find_element(By.ID, "confirm-no").click()
@@ -344,7 +346,3 @@ def test_a_corrected_battle_is_entered_in_one_browser_and_confirmed_in_the_other
         for page in pages.values():
             page.wait_log(said)
             page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
-    finally:
-        for page in pages.values():
-            page.driver.quit()
-        server.stop()
