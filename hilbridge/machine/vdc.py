@@ -371,38 +371,11 @@ class Vdc:
         if self._info[address & 0xFF].read != "status":
             return [self.peek(address, first + index * period) for index in range(count)]
         values = []
-        raster = self.raster
-        slices = self.slices
-        chip = raster.chip
-        hstatus_start, bgate_start = chip.hstatus_start, chip.bgate_start
-        frame_pixels, htotal = raster.frame_pixels, raster.htotal
-        cycle_as, slice_cycle_as, pixel_as = self._cycle_as, self._slice_cycle_as, self._pixel_as
-        half_pixel = pixel_as // 2
-        strobe = self.registers[CONTROL] & CONTROL_STROBE
         for cycle in range(first, first + count * period, period):
-            start = cycle - MOVX_CYCLES
-            if start >= self._quiet_until:
-                self._sync_events(start)
-            # _beam_pixel(cycle), then _note_status_read(cycle), as `peek` does them
-            low, high, begun = slices.cache
-            if not low <= start < high:
-                begun = slices.start(start)
-            read = self._status_read_cycle
-            if read > start:
-                read = self._earlier_status_read_cycle
-            if begun < read <= start:
-                begun = read
-            pixel = (begun * cycle_as + (cycle - begun) * slice_cycle_as + half_pixel) // pixel_as
-            if cycle != self._status_read_cycle:
-                self._earlier_status_read_cycle = self._status_read_cycle
-                self._status_read_cycle = cycle
-            # _status_value(pixel): hstatus only inside its part of the line
-            value = self.control_status | strobe
-            if hstatus_start <= pixel % frame_pixels % htotal < bgate_start and raster.hstatus(
-                *raster.position_of(pixel)
-            ):
-                value |= STATUS_HSTATUS
-            values.append(value)
+            self._sync_events(cycle - MOVX_CYCLES)
+            pixel = self._beam_pixel(cycle)
+            self._note_status_read(cycle)
+            values.append(self._status_value(pixel))
         return values
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
