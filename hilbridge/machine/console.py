@@ -203,24 +203,27 @@ class Console:
             return NEVER
         return self.vdc.read_horizon(address, cycle, mask)
 
-    def peek_read(self, address: int, cycle: int) -> int:
-        """What `movx_read(address, cycle)` would return, without side effects or bus records."""
+    def _slot_and_ram_read(self, address: int) -> int:
+        """What the cartridge and the external RAM put on the bus for a MOVX read of `address` (as
+        `movx_read` works it out inline, on the hot path)."""
         p1 = self.p1
-        value = self.cart.read(address, p1, self.p2)
+        value = self.cart.read(address, p1, self.p2) if self.cart.drives_reads else 0xFF
         if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
             value &= self.ram[address]
-        if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        return value
+
+    def peek_read(self, address: int, cycle: int) -> int:
+        """What `movx_read(address, cycle)` would return, without side effects or bus records."""
+        value = self._slot_and_ram_read(address)
+        if not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.peek(address, cycle)
         return value
 
     def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
         """`peek_read` of `count` skipped polling reads, every `period` cycles from `first`, in one
         call: the cartridge and RAM answer as at the first (the loop writes nothing, P1 and P2 stay)."""
-        p1 = self.p1
-        value = self.cart.read(address, p1, self.p2)
-        if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
-            value &= self.ram[address]
-        if p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        value = self._slot_and_ram_read(address)
+        if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             return [value] * count
         return [value & vdc for vdc in self.vdc.peek_reads(address, first, period, count)]
 
