@@ -2,7 +2,8 @@
 
 MAME runs the cartridge headless (the same command line, BIOS and character ROM as the oracle runs,
 `hilbridge.oracle.mame`), and `capture.lua` writes every fetch from 0400h-0FFFh and every MOVX access
-with exact machine cycles to a file that this source reads while MAME runs. Here the lines become the
+with exact machine cycles to a file that this source reads while MAME runs (or, with the MAME-run
+cache of `hilbridge.oracle.run_cache` switched on, reads back from a finished run). Here the lines become the
 items a slot capture holds, stamped as our emulator stamps them: all fetches of an instruction at the
 instruction's start (MAME fetches an operand after burning the cycles; the opcode table says how many
 fetches belong to an instruction), a P1 record where P10/P11/P14 are first seen changed, a reset
@@ -17,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
@@ -40,8 +42,12 @@ from hilbridge.machine.inputs import InputMovie
 from hilbridge.machine.timing import REGIONS
 from hilbridge.mcs48.table import INSTRUCTIONS
 from hilbridge.oracle.mame import SLOTS, SYSTEMS, _layout, find_mame, inputs_lua, mame_cycles_per_second
+from hilbridge.oracle.run_cache import CacheEntry, Invocation, cache_entry, cache_folder
 
 RESET_ADDRESS, VSYNC_HOOK = 0x400, 0x406
+CAPTURE_FILE = "capture.txt"
+CACHED_BYTES = 64 << 20
+"""Capture files above this size are not kept in the MAME-run cache (an hour of capture is gigabytes)."""
 POLL_SECONDS = 0.01
 # fetches one instruction makes from the cartridge: its bytes, and the table byte of MOVP/JMPP
 # (MOVP3 reads page 3, inside the console)
@@ -85,6 +91,11 @@ class MameSource(BatchStream):
         self._process: subprocess.Popen[str] | None = None
         self._stderr: TextIO | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._cache = ExitStack()
+        self._entry: CacheEntry | None = None
+        self._started = 0.0
+        self.from_cache = False
+        """True when the lines came from the MAME-run cache instead of a MAME process."""
         self._header = CaptureHeader(
             source="mame",
             adapter="MAME 0.251 (capture.lua)",
@@ -97,43 +108,70 @@ class MameSource(BatchStream):
         )
 
     def _start(self) -> Path:
+        """Start MAME writing the capture file, or restore the file of the same run from the cache."""
         self._scratch = tempfile.TemporaryDirectory(prefix="hilbridge-mame-capture-")
         work = Path(self._scratch.name)
         system = SYSTEMS[self.region]
         cart_options = _layout(
             work, system, default_bios().image, charset_rom(), self.cart.image, self.cart.mapper
         )
-        out = work / "capture.txt"
+        out = work / CAPTURE_FILE
+        mame = find_mame()
         lua = resources.files(__package__).joinpath("capture.lua")
         with resources.as_file(lua) as lua_path, inputs_lua() as inputs_path:
             command = [
-                find_mame(), system, "-noreadconfig", *cart_options,
+                mame, system, "-noreadconfig", *cart_options,
                 "-video", "none", "-sound", "none", "-nothrottle", "-skip_gameinfo", "-nomouse",
                 "-cfg_directory", str(work / "cfg"), "-nvram_directory", str(work / "nvram"),
                 "-snapshot_directory", str(work / "snap"), "-homepath", str(work),
                 "-autoboot_script", str(lua_path), "-autoboot_delay", "0",
                 "-seconds_to_run", str(self.frames // 49 + 30),
             ]  # fmt: skip
-            environment = dict(
-                os.environ,
-                CAPTURE_OUT=str(out),
-                CAPTURE_FRAMES=str(self.frames + 1),  # one more: every access of the last frame is out
-                CAPTURE_CYCLES_PER_SECOND=str(mame_cycles_per_second(self.region)),
-                CAPTURE_READS="1" if "MOVX_READ" in self.kinds else "0",
-                CAPTURE_INPUTS=self.movie.mame_changes(),
-                HILBRIDGE_INPUTS_LUA=str(inputs_path),
-                SDL_VIDEODRIVER="dummy",
-            )
+            script_environment = {
+                "CAPTURE_OUT": str(out),
+                "CAPTURE_FRAMES": str(self.frames + 1),  # one more: every access of the last frame is out
+                "CAPTURE_CYCLES_PER_SECOND": str(mame_cycles_per_second(self.region)),
+                "CAPTURE_READS": "1" if "MOVX_READ" in self.kinds else "0",
+                "CAPTURE_INPUTS": self.movie.mame_changes(),
+                "HILBRIDGE_INPUTS_LUA": str(inputs_path),
+                "SDL_VIDEODRIVER": "dummy",
+            }
+            scripts = (lua_path, inputs_path)
+            invocation = Invocation(mame, command, script_environment, work, (CAPTURE_FILE,), scripts)
+            self._entry = self._cache.enter_context(cache_entry(cache_folder(), invocation))
+            if self._entry.restore():
+                self.from_cache = True
+                return out
+            self._started = time.perf_counter()
             self._stderr = (work / "stderr.txt").open("w")
             self._process = subprocess.Popen(
-                command, cwd=work, env=environment, stdout=subprocess.DEVNULL, stderr=self._stderr, text=True
+                command,
+                cwd=work,
+                env={**os.environ, **script_environment},
+                stdout=subprocess.DEVNULL,
+                stderr=self._stderr,
+                text=True,
             )
         return out
+
+    def _keep_run(self) -> None:
+        """Store the capture file in the cache once it holds everything this capture read from it."""
+        if self._entry is None or self._process is None or self._scratch is None:
+            return
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        if (Path(self._scratch.name) / CAPTURE_FILE).stat().st_size <= CACHED_BYTES:
+            self._entry.store(time.perf_counter() - self._started)
 
     def _lines(self, path: Path) -> Iterator[str]:
         """The script's lines as MAME writes them; ends when MAME has exited and all is read."""
         process = self._process
-        assert process is not None
+        if process is None:  # a finished run from the cache
+            with path.open() as handle:
+                for line in handle:
+                    yield line.removesuffix("\n")
+            return
         started = time.monotonic()
         while not path.exists():
             if process.poll() is not None:
@@ -198,6 +236,7 @@ class MameSource(BatchStream):
                 if run:
                     yield RecordBatch.from_tuples(run)
                 self.end_message = f"captured {self.frames} frames"
+                self._keep_run()
                 self.close()
                 return
             if p1 & CART_P1_MASK != p1_bits:
@@ -226,7 +265,9 @@ class MameSource(BatchStream):
     def _finish(self, done: bool) -> None:
         process = self._process
         code = process.wait() if process is not None else None
-        if not done:
+        if done:
+            self._keep_run()
+        else:
             detail = ""
             if self._scratch is not None:
                 errors = Path(self._scratch.name) / "stderr.txt"
@@ -246,3 +287,5 @@ class MameSource(BatchStream):
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+        self._entry = None
+        self._cache.close()

@@ -64,3 +64,23 @@ def test_mame_capture_shows_its_own_o2_rom_wiring_where_the_fetches_from_0c00h_d
     fetch = theirs[first]
     bank = (fetch.p1 & 0x03) % (len(image) // 2048)  # P10/P11 pick the 2 KB bank
     assert fetch.value == image[bank * 2048 + fetch.address - 0xC00]  # that bank's 0400h-07FFh
+
+
+def test_a_cached_mame_capture_is_read_back_equal_and_any_change_runs_mame_again(tmp_path, monkeypatch):
+    require_tool("mame")
+    monkeypatch.setenv("HILBRIDGE_MAME_CACHE", str(tmp_path / "runs"))
+    cart = load_cartridge(build_cart(CARTS["input_read"]), "o2_rom")
+    kinds = ("FETCH", "MOVX_WRITE", "P1")
+
+    def capture(frames=4, movie=None):
+        source = open_capture("mame", cart, frames=frames, kinds=kinds, inputs=movie)
+        return captured(source), source.from_cache
+
+    first, first_cached = capture()
+    again, again_cached = capture()
+    assert (first_cached, again_cached) == (False, True)
+    assert again == first
+    longer, longer_cached = capture(frames=5)  # another frame count is another run
+    assert not longer_cached and longer[: len(first)] == first and len(longer) > len(first)
+    pressed, pressed_cached = capture(movie=parse_input_movie("1 press A\n3 release A", "movie"))
+    assert not pressed_cached and pressed != first
