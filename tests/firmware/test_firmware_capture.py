@@ -70,7 +70,7 @@ def capture(url: str, timeout: float = 240.0) -> tuple[list, list, dict]:
         totals = adapter.capture_stop()
         events += adapter.capture_events(0.3)
     chunks = [values for name, values in events if name == "CAPTURE_CHUNK"]
-    records = [r for chunk in chunks for r in capture_records(chunk["records"])]
+    records = [r for chunk in chunks for r in capture_records(chunk)]
     return records, events, totals
 
 
