@@ -9,7 +9,13 @@ the stream's bytes per second and its ratio to the link's capacity: bulk IN move
 of 64 bytes per 1 ms frame (1.216 MB/s; CDC on a real host reaches about 1 MB/s). It also times the
 host's decode of the two forms (v3: one frombuffer; v4: `RecordBatch.from_wire`) over the same records.
 
+With --firmware it also captures each cart from the emulated firmware (rp2040js, the harness's USB
+host taking 19 bulk IN packets per 1 ms frame) and prints what went over the link: bytes per second of
+console time (chunks are shorter than full while the link has room), its ratio to the capacity, and
+the records dropped (needs arm-none-eabi-gcc, node, npm ci in firmware/harness).
+
 Run: python benchmarks/capture_stream_rate.py [--frames 20] [--kinds FETCH,MOVX_WRITE] [--cart NAME ...]
+     [--firmware]
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "firmware"))
 
 from cart_fixtures import FIXTURES, image  # noqa: E402
@@ -110,11 +117,44 @@ def decode_times(rows: np.ndarray, chunks: list[tuple[int, int, bytes]]) -> tupl
     return timings[0], timings[1]
 
 
+def firmware_stream(cart: bytes, mapper: str, frames: int, kinds: str, folder: Path) -> tuple[int, int, int]:
+    """Bytes of CAPTURE_CHUNK frames the emulated firmware sent for the cart's `frames` frames at the
+    console's full rate through a 19-packet link, the records and the records dropped."""
+    from conftest import write_bus_trace
+    from firmware_loop import EMULATED_LINK, built_uf2, cart_table, running_firmware
+
+    from hilbridge.link.adapter import Adapter
+    from hilbridge.link.protocol import MESSAGES, encode_frame
+    from hilbridge.link.transport import SerialTransport
+
+    trace = write_bus_trace(cart, mapper, folder / "cart.trace", frames=frames)
+    table = cart_table(cart, mapper, folder)
+    chunk = MESSAGES["CAPTURE_CHUNK"]
+    arguments = ("--cart-table", str(table), "--console", str(trace), "--usb-frame-packets", "19")
+    with (
+        running_firmware(*arguments, uf2=built_uf2()) as running,
+        Adapter(SerialTransport(running.url), **EMULATED_LINK) as adapter,
+    ):
+        adapter.capture_start(tuple(kinds.split(",")))
+        running.wait_event("console-done", timeout=1800)
+        time.sleep(0.5)
+        events = adapter.capture_events(0.3)
+        totals = adapter.capture_stop()
+        events += adapter.capture_events(0.3)
+    wire = sum(
+        len(encode_frame(chunk.id, 0, chunk.response_layout.pack(values)))
+        for name, values in events
+        if name == "CAPTURE_CHUNK"
+    )
+    return wire, totals["records"], totals["dropped"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=20)
     parser.add_argument("--kinds", default="FETCH,MOVX_WRITE")
     parser.add_argument("--cart", action="append", help="a fixture cart name or demo (default: all)")
+    parser.add_argument("--firmware", action="store_true", help="also measure the emulated firmware's stream")
     arguments = parser.parse_args()
     what = sum(1 << CAPTURE_KINDS[kind] for kind in arguments.kinds.split(","))
     table = carts()
@@ -143,6 +183,22 @@ def main() -> None:
             f"{v4_rate / LINK_BYTES_PER_SECOND:>8.2f} {t3 * 1e9:>8.0f}ns {t4 * 1e9:>8.0f}ns"
         )
     print(f"highest v4 stream / link capacity: {worst:.2f}")
+    if arguments.firmware:
+        import tempfile
+
+        print("emulated firmware, the console at NTSC pace, link of 19 packets per 1 ms frame:")
+        for name in names:
+            cart, mapper = table[name]
+            with tempfile.TemporaryDirectory() as folder:
+                _, span = adapter_stream(cart, mapper, arguments.frames, what)
+                wire, records, dropped = firmware_stream(
+                    cart, mapper, arguments.frames, arguments.kinds, Path(folder)
+                )
+            rate = wire / (span / MACHINE_CYCLES_PER_SECOND)
+            print(
+                f"{name:<18} {records:>7} records {dropped:>5} dropped  {wire / max(records, 1):5.2f} B/rec  "
+                f"{rate / 1e6:.3f} MB/s  ratio {rate / LINK_BYTES_PER_SECOND:.2f}"
+            )
 
 
 if __name__ == "__main__":
