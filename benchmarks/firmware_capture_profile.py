@@ -9,15 +9,18 @@ this script captures FETCH and MOVX_WRITE over emulated USB CDC, maps the PCs to
 console leaves: 349.2 CPU cycles (125 MHz) per NTSC machine cycle, times the slowdown; rp2040js
 counts nominal Cortex-M0+ cycles, with no flash wait states. The main loop polls without sleeping, so
 the cycles fill the budget whatever the load: what matters is the decode and record path
-(sniff_decoder_feed_events, core_capture_sink, frame_writer_put_9: once per access or record) and the
-sending (usb_write).
+(sniff_decoder_feed_events, core_capture_sink, frame_writer_put_word: once per access or record) and
+the sending (usb_write). The harness's USB host takes at most 19 bulk IN packets of 64 bytes per 1 ms
+frame, as a full-speed host (--usb-frame-packets); the script prints the stream's bytes per second of
+console time against that capacity (benchmarks/capture_stream_rate.py gives the same figure for every
+fixture cart, from the firmware's rules without the harness).
 
 Then (`--search N`, 0 to skip) it captures the console at NTSC pace with the CPU made slower (harness
 --cpu-slowdown K: each instruction takes K times its cycles, PIO and the console keep theirs), doubling
 K and then halving the step, N runs in all, to find the slowest CPU that still drops nothing: the
 firmware's CPU sustains K times the console's record rate (every MOVX write plus the non-sequential
 fetches, per second of NTSC console time), which it prints in records/s against the console's own.
-The capture buffers (16 chunks of 113 records, a 1,024-event ring) hold about a third of 2 frames'
+The capture buffers (16 chunks of 253 record words, a 1,024-event ring) hold about a third of 2 frames'
 records: use more frames for a figure less flattered by them. (A console played faster than NTSC
 would not do: the sniff engine's PIO program, stepped at the CPU's clock, misses strobes at 2x.)
 
@@ -47,11 +50,14 @@ from conftest import write_bus_trace  # noqa: E402
 from firmware_loop import EMULATED_LINK, RunningFirmware, _harness_command, built_uf2, cart_table  # noqa: E402
 
 from hilbridge.link.adapter import Adapter  # noqa: E402
+from hilbridge.link.protocol import MESSAGES, encode_frame  # noqa: E402
 from hilbridge.link.transport import SerialTransport  # noqa: E402
 from hilbridge.oracle.carts import load_manifest  # noqa: E402
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image  # noqa: E402
 
 CPU_CYCLES_PER_MACHINE_CYCLE = 125e6 * 15 / 5_369_317  # NTSC
+LINK_PACKETS = 19  # the harness's default --usb-frame-packets: a full-speed host's bulk IN per 1 ms frame
+LINK_BYTES_PER_SECOND = LINK_PACKETS * 64 * 1000
 
 
 def functions(elf: Path) -> tuple[list[int], list[str]]:
@@ -108,6 +114,13 @@ def profile(
             done = running.wait_event("console-done", timeout=1800)
             time.sleep(0.5)
             totals = adapter.capture_stop()
+            chunk = MESSAGES["CAPTURE_CHUNK"]
+            wire = sum(
+                len(encode_frame(chunk.id, 0, chunk.response_layout.pack(values)))
+                for name, values in adapter.capture_events(0.3)
+                if name == "CAPTURE_CHUNK"
+            )
+        bulk_in = next((e for e in running.stop() if e["event"] == "usb-bulk-in"), {})
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -118,7 +131,8 @@ def profile(
         name = "(asleep in WFI)" if pc < 0 else names[max(0, bisect.bisect_right(starts, pc & ~1) - 1)]
         by_function[name] += cycles
         by_pc[pc & ~1] += cycles
-    return {"accesses": done["accesses"], **totals}, by_function, by_pc
+    counts = {"accesses": done["accesses"], "wire_bytes": wire, "bulk_in": bulk_in, **totals}
+    return counts, by_function, by_pc
 
 
 def slowest_cpu_without_drops(trace: Path, table: Path, folder: Path, steps: int) -> float | None:
@@ -171,6 +185,13 @@ def main() -> None:
             f"accesses played, {counts['records']} records sent, {counts['dropped']} dropped; "
             f"{total / accesses:.0f} CPU cycles per access while playing, budget {budget:.0f} per machine "
             "cycle"
+        )
+        seconds = console_seconds(trace.read_bytes(), 1.0)
+        rate = counts["wire_bytes"] / seconds
+        print(
+            f"stream: {counts['wire_bytes']:,} bytes of CAPTURE_CHUNK frames, {rate / 1e6:.3f} MB/s of NTSC "
+            f"console time; link capacity {LINK_BYTES_PER_SECOND / 1e6:.3f} MB/s ({LINK_PACKETS} x 64 B per "
+            f"1 ms frame); ratio {rate / LINK_BYTES_PER_SECOND:.2f}; harness bulk IN: {counts['bulk_in']}"
         )
         for name, cycles in by_function.most_common(options.top):
             print(f"  {name:32} {cycles / accesses:8.1f} cycles/access  {cycles / total:6.1%}")

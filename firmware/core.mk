@@ -8,6 +8,7 @@ PYTHON ?= python3
 
 GEN_INPUTS := $(FIRMWARE_DIR)/tools/gen_protocol.py \
 	$(PROJECT_ROOT)/hilbridge/link/messages.tsv $(PROJECT_ROOT)/hilbridge/link/codes.tsv \
+	$(PROJECT_ROOT)/hilbridge/link/capture_record.tsv \
 	$(PROJECT_ROOT)/hilbridge/link/protocol.py $(PROJECT_ROOT)/hilbridge/machine/mappers.tsv \
 	$(PROJECT_ROOT)/hilbridge/machine/mappers.py $(PROJECT_ROOT)/hilbridge/errors.py \
 	$(PROJECT_ROOT)/hilbridge/machine/cartridge.py $(PROJECT_ROOT)/hilbridge/__init__.py

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -131,11 +132,15 @@ def firmware_host_build() -> Path:
     return Path(_firmware_build["done"])
 
 
+BUS_TRACE_RECORD = struct.Struct("<IBHBB")
+"""A record of hilbridge-fw-host's --bus-trace and the harness's --console trace."""
+
+
 def write_bus_trace(image: bytes, mapper: str, path: Path, frames: int = 8) -> Path:
     """The reference emulator's cartridge bus accesses over `frames` video frames, as the 9-byte
     records (cycle, kind 0/1/2 = fetch/MOVX read/MOVX write, address, value, P1) that
     hilbridge-fw-host --bus-trace plays into a capture."""
-    from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+    from hilbridge.link.protocol import CAPTURE_KINDS
     from hilbridge.machine.bus import FETCH, READ, WRITE
     from hilbridge.machine.cartridge import load_cartridge
     from hilbridge.machine.console import Console
@@ -149,7 +154,7 @@ def write_bus_trace(image: bytes, mapper: str, path: Path, frames: int = 8) -> P
     console = Console(load_cartridge(image, mapper))
     console.add_bus_listener(
         lambda a: records.append(
-            CAPTURE_RECORD.pack(a.cycle & 0xFFFFFFFF, kinds[a.kind], a.address, a.value, a.p1)
+            BUS_TRACE_RECORD.pack(a.cycle & 0xFFFFFFFF, kinds[a.kind], a.address, a.value, a.p1)
         ),
         fetches=True,
     )

@@ -133,6 +133,12 @@ class RunningFirmware:
         """A pyusb backend on the vendor interface (`--link vendor`) and the control port."""
         return HarnessUsbBackend(self.url, self.control_url, self.descriptors)
 
+    def stop(self) -> list[dict]:
+        """End the harness; the events it printed since the last one read (its exit report among them)."""
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        return [json.loads(line) for line in self.process.stdout.read().splitlines() if line.startswith("{")]
+
     def wait_event(self, name: str, timeout: float) -> dict:
         for event in self._events(timeout):
             if event["event"] == name:

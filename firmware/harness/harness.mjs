@@ -5,12 +5,15 @@
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|vendor|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]] [--cpu-slowdown K]
-//                    [--boot-check CYCLES] [--pc-profile FILE]
+//                    [--boot-check CYCLES] [--pc-profile FILE] [--usb-frame-packets N]
 //
 // --cpu-slowdown K (>= 1) makes every CPU instruction take K times its cycles while PIO, timers and
 // the console keep their pace: a CPU K times slower, to measure how much of the CPU a capture leaves.
 // --pc-profile writes, at exit, the CPU cycles spent at each PC while the console was playing, as JSON
 // pairs [pc, cycles], pc -1 for cycles asleep in WFI (benchmarks/firmware_capture_profile.py maps them to the ELF's functions).
+// --usb-frame-packets N (default 19, a full-speed link's most; 0 = no limit, as rp2040js alone) lets the
+// host take at most N bulk IN packets of 64 bytes per emulated 1 ms frame (lib/usb_host.mjs); at exit
+// (SIGTERM) it prints {"event": "usb-bulk-in", "packets", "delayed", "fullFrames", "mostWaiting"}.
 // --link usb serves the USB CDC-ACM data interface on the TCP port, --link vendor the vendor-specific
 // bulk interface (pyusb's UsbTransport through hilbridge.firmware.harness_usb), --link uart the UART
 // fallback (UART0); USB enumerates in every case, and a second port runs control transfers on the
@@ -46,6 +49,7 @@ const { values: options } = parseArgs({
     'boot-check': { type: 'string' },
     'pc-profile': { type: 'string' },
     'cpu-slowdown': { type: 'string', default: '1' },
+    'usb-frame-packets': { type: 'string', default: '19' },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -76,7 +80,9 @@ if (options['cart-table'] || options.console) {
   plugins = await attachBus(mcu, options, events);
 }
 
-const usb = new UsbBridge(mcu, events, options.link === 'vendor' ? 'vendor' : 'cdc');
+const framePackets = Number(options['usb-frame-packets']);
+if (!(Number.isInteger(framePackets) && framePackets >= 0)) fail('--usb-frame-packets is a whole number >= 0');
+const usb = new UsbBridge(mcu, events, options.link === 'vendor' ? 'vendor' : 'cdc', framePackets);
 const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
 const { clock, core } = mcu;
 let booted = false;
@@ -170,6 +176,7 @@ function loop() {
   else setImmediate(loop);
 }
 process.on('SIGTERM', () => {
+  events.emit({ event: 'usb-bulk-in', framePackets, ...usb.host.bulkIn });
   if (options['pc-profile']) fs.writeFileSync(options['pc-profile'], JSON.stringify([...pcCycles]));
   process.exit(0);
 });

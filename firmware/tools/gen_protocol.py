@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generate the firmware's protocol header and tables from the host's data files (stdlib only).
 
-Reads hilbridge/link/messages.tsv, hilbridge/link/codes.tsv, the mapper registry
+Reads hilbridge/link/messages.tsv, hilbridge/link/codes.tsv, the capture record word's bit fields
+hilbridge/link/capture_record.tsv, the mapper registry
 hilbridge/machine/mappers.tsv (through its loader, hilbridge/machine/mappers.py, the one parser of it;
 it brings the link's mapper codes) and the constants of hilbridge/link/protocol.py and
 hilbridge/machine/cartridge.py, so the firmware and the host cannot drift apart: the files written
@@ -21,7 +22,7 @@ from pathlib import Path
 FORMATS = {"B": ("uint8_t", 1), "H": ("uint16_t", 2), "I": ("uint32_t", 4)}
 TAILS = ("*", "s")
 KINDS = ("command", "event", "reply")
-CAPTURE_RECORD_FIELDS = ("cycle", "kind", "address", "value", "p1")  # the order of CAPTURE_RECORD
+CAPTURE_WORD_FIELDS = ("tag", "delta", "address", "value", "high")  # capture_record.tsv's rows
 # The mapper rules firmware/src/cart/cart.c implements, in the order of its enums.
 RULES = {
     "bank_select": ("p1_low_bits", "latch_p10", "none"),
@@ -210,12 +211,10 @@ class Layout:
 def header(root: Path, messages: list[Message], codes: list[dict[str, str]], mappers: list[dict]) -> str:
     protocol_py = root / "hilbridge/link/protocol.py"
     cartridge_py = root / "hilbridge/machine/cartridge.py"
-    record = python_constant(protocol_py, "CAPTURE_RECORD")
-    match = re.fullmatch(r'struct\.Struct\("<([BHI]+)"\)', record)
-    if match is None or len(match.group(1)) != len(CAPTURE_RECORD_FIELDS):
-        raise GenerateError(
-            f"{protocol_py}: CAPTURE_RECORD is not the {len(CAPTURE_RECORD_FIELDS)} fields expected"
-        )
+    word_path = root / "hilbridge/link/capture_record.tsv"
+    word = {row["field"]: row for row in read_tsv(word_path)}
+    if tuple(word) != CAPTURE_WORD_FIELDS:
+        raise GenerateError(f"{word_path}: the fields are not {', '.join(CAPTURE_WORD_FIELDS)}")
     version = python_constant(root / "hilbridge/__init__.py", "__version__").strip("\"'")
     major, minor, patch = (int(part) for part in re.findall(r"\d+", version)[:3])
     out = [
@@ -261,13 +260,14 @@ def header(root: Path, messages: list[Message], codes: list[dict[str, str]], map
     out.append(f"#define HB_CAPABILITIES_ALL 0x{capability_mask:08X}u")
     out.append(f"#define HB_CODE_COUNT {len(codes)}u")
     out.append("")
-    out.append("/* One capture record in a CAPTURE_CHUNK (protocol.py CAPTURE_RECORD) */")
-    offset = 0
-    for name, fmt in zip(CAPTURE_RECORD_FIELDS, match.group(1), strict=True):
-        out.append(f"#define HB_CAPTURE_RECORD_{name.upper()}_OFFSET {offset}u")
-        out.append(f"#define HB_CAPTURE_RECORD_{name.upper()}_SIZE {FORMATS[fmt][1]}u")
-        offset += FORMATS[fmt][1]
-    out.append(f"#define HB_CAPTURE_RECORD_SIZE {offset}u")
+    out.append("/* One capture record word in a CAPTURE_CHUNK (u32 little-endian; capture_record.tsv) */")
+    out.append("#define HB_CAPTURE_WORD_SIZE 4u")
+    for name in CAPTURE_WORD_FIELDS:
+        lsb, bits = int(word[name]["lsb"]), int(word[name]["bits"])
+        if lsb + bits > 32:
+            raise GenerateError(f"{word_path}: {name} does not fit the 32-bit word")
+        out.append(f"#define HB_CAPTURE_WORD_{name.upper()}_LSB {lsb}u")
+        out.append(f"#define HB_CAPTURE_WORD_{name.upper()}_BITS {bits}u")
     out.append("")
     out.append("/* The cartridge connector (cartridge.py) */")
     for name in ("CART_P1_MASK", "CART_P2_MASK", "PROGRAM_START", "PROGRAM_END", "NOT_DRIVEN"):

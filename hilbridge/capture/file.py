@@ -6,7 +6,8 @@ Layout (all integers little-endian; `docs/capture.md` is the full description):
     chunk*:  u32 payload length  u32 CRC-32 of (index, cycle_high, payload)  u32 index  u32 cycle_high
              payload: items, each a tag byte and its fields
 
-Records keep the adapter protocol's 9-byte layout (u32 cycle, kind, address, value, p1); the chunk's
+Records keep the adapter protocol's 9-byte layout of versions 1-3 (u32 cycle, kind, address, value,
+p1; version 4 sends denser words, `docs/protocol.md` §4.1); the chunk's
 `cycle_high` holds the upper 32 bits of their cycles, so the file keeps full 64-bit cycles. A chunk
 that is cut short or fails its CRC ends the reading there with a warning and a `Gap` item; a file
 without its end item (an interrupted capture) ends with a `Gap` too, so missing data is never silent.
@@ -36,10 +37,13 @@ from hilbridge.capture.stream import (
 )
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.link.adapter import CaptureRecord
-from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD
+from hilbridge.link.protocol import CAPTURE_KINDS
 
 MAGIC = b"HBCAP\r\n\x1a"
 FORMAT_VERSION = 1
+FILE_RECORD = struct.Struct("<IBHBB")
+"""A record in the file: cycle (low 32 bits), kind, address, value, P1 (stream.FIXED_DTYPE); the link's
+words are denser, the file keeps this layout so every file written reads."""
 SUFFIX = ".hbcap"
 PARTIAL_SUFFIX = ".part"  # an unfinished capture: readable, never under the final name
 CHUNK_TARGET = 32 * 1024  # payload bytes after which the writer closes a chunk and flushes it
@@ -137,7 +141,7 @@ class CaptureWriter:
                 self._close_chunk()
                 self._high = high
             self._run.append(
-                CAPTURE_RECORD.pack(
+                FILE_RECORD.pack(
                     item.cycle & 0xFFFFFFFF, CAPTURE_KINDS[item.kind], item.address, item.value, item.p1
                 )
             )
@@ -153,7 +157,7 @@ class CaptureWriter:
             else:
                 reason = item.reason.encode()[:0xFFFF]
                 self._payload += _GAP.pack(TAG_GAP, item.chunks, item.records, len(reason)) + reason
-        if len(self._payload) + len(self._run) * CAPTURE_RECORD.size >= CHUNK_TARGET:
+        if len(self._payload) + len(self._run) * FILE_RECORD.size >= CHUNK_TARGET:
             self._close_chunk()
 
     def _end_run(self) -> None:
@@ -322,8 +326,8 @@ def _decode_payload(payload: bytes, cycle_high: int) -> Iterator[BatchItem | Non
         if tag == TAG_RECORDS:
             _, count = _RUN.unpack_from(payload, at)
             at += _RUN.size
-            yield RecordBatch.from_wire(memoryview(payload)[at : at + count * CAPTURE_RECORD.size], base)
-            at += count * CAPTURE_RECORD.size
+            yield RecordBatch.from_fixed(memoryview(payload)[at : at + count * FILE_RECORD.size], base)
+            at += count * FILE_RECORD.size
         elif tag == TAG_SYNC:
             _, frame, cycle = _SYNC.unpack_from(payload, at)
             at += _SYNC.size

@@ -36,9 +36,9 @@ from hilbridge.capture.stream import (
     source_batches,
 )
 from hilbridge.errors import HilbridgeError
-from hilbridge.link.adapter import Adapter, capture_records
+from hilbridge.link.adapter import Adapter
 from hilbridge.link.errors import LinkError
-from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
+from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
 from hilbridge.machine.bios import default_bios
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge, load_cartridge, read_cartridge
@@ -211,7 +211,7 @@ class AdapterSource(BatchStream):
                 if lost > 0:
                     yield Gap(f"{lost} capture chunk(s) lost on the link", chunks=lost)
                 progress.next_chunk = fields["chunk_seq"] + 1
-                batch = _unwrapped_batch(fields["records"], unwrap)
+                batch = _unwrapped_batch(fields, unwrap)
                 if len(batch):
                     yield batch
             elif name == "RESET_DETECTED":
@@ -235,12 +235,11 @@ class AdapterSource(BatchStream):
                 self.adapter.close()
 
 
-def _unwrapped_batch(chunk: bytes, unwrap: CycleUnwrapper) -> RecordBatch:
-    """The chunk's records with full cycles; one unwrap per chunk unless the u32 wraps inside it (a
-    chunk spans far less than 2³¹ cycles, so comparing its first and last stamp tells)."""
-    if len(chunk) % CAPTURE_RECORD.size:
-        capture_records(chunk)  # raises the protocol error
-    batch = RecordBatch.from_wire(chunk)
+def _unwrapped_batch(chunk: dict[str, Any], unwrap: CycleUnwrapper) -> RecordBatch:
+    """The records of a CAPTURE_CHUNK's fields with full cycles; one unwrap per chunk unless the u32
+    wraps inside it (a chunk spans far less than 2³¹ cycles, so comparing its first and last stamp
+    tells)."""
+    batch = RecordBatch.from_wire(chunk["records"], chunk["cycle"], chunk["p1"])
     if not len(batch):
         return batch
     cycles = batch.rows["cycle"]
@@ -383,11 +382,9 @@ def event_batches(events: Iterable[tuple[int, bytes]]) -> Iterator[BatchItem]:
     them, decoded into batches without the link (stamps stay u32: the check unwraps them)."""
     for frame_type, payload in events:
         if frame_type == EVENT_CHUNK:
-            records = payload[4:]
-            if len(records) % CAPTURE_RECORD.size:
-                capture_records(records)  # raises the protocol error
-            if records:
-                yield RecordBatch.from_wire(records)
+            chunk = MESSAGES["CAPTURE_CHUNK"].response_layout.unpack(payload, "CAPTURE_CHUNK")
+            if chunk["records"]:
+                yield RecordBatch.from_wire(chunk["records"], chunk["cycle"], chunk["p1"])
         elif frame_type == EVENT_RESET:
             yield ResetDetected(int.from_bytes(payload[:4], "little"))
         elif frame_type == EVENT_SYNC:

@@ -20,12 +20,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.capture_codec import RECORD_DTYPE, decode_words
 from hilbridge.link.protocol import CAPTURE_KINDS
 
-WIRE_DTYPE = np.dtype([("cycle", "<u4"), ("kind", "u1"), ("address", "<u2"), ("value", "u1"), ("p1", "u1")])
-"""The adapter protocol's 9-byte record (CAPTURE_RECORD), also the file's: decoded with one frombuffer."""
-RECORD_DTYPE = np.dtype([("cycle", "<u8"), ("kind", "u1"), ("address", "<u2"), ("value", "u1"), ("p1", "u1")])
-"""A record with its full cycle count."""
+FIXED_DTYPE = np.dtype([("cycle", "<u4"), ("kind", "u1"), ("address", "<u2"), ("value", "u1"), ("p1", "u1")])
+"""The .hbcap file's 9-byte record (the adapter protocol's up to version 3): decoded with one frombuffer."""
 KIND_NAMES = {value: name for name, value in CAPTURE_KINDS.items()}
 
 
@@ -63,12 +62,21 @@ class RecordBatch:
         return len(self.rows)
 
     @classmethod
-    def from_wire(cls, chunk: bytes | memoryview, high: int = 0) -> RecordBatch:
-        """Wire records (WIRE_DTYPE) whose u32 stamps have `high` added (the upper bits of the cycle)."""
-        wire = np.frombuffer(chunk, WIRE_DTYPE)
-        rows = np.empty(len(wire), RECORD_DTYPE)
-        for name in WIRE_DTYPE.names:
-            rows[name] = wire[name]
+    def from_wire(cls, records: bytes | memoryview, cycle: int, p1: int, high: int = 0) -> RecordBatch:
+        """A CAPTURE_CHUNK's record words after a record at `cycle` with `p1` (the chunk header), the
+        u32 stamps with `high` added (the upper bits of the cycle); ProtocolError for a bad chunk."""
+        rows = decode_words(records, cycle, p1)
+        if high:
+            rows["cycle"] += high
+        return cls(rows)
+
+    @classmethod
+    def from_fixed(cls, records: bytes | memoryview, high: int = 0) -> RecordBatch:
+        """9-byte records (FIXED_DTYPE) whose u32 stamps have `high` added."""
+        fixed = np.frombuffer(records, FIXED_DTYPE)
+        rows = np.empty(len(fixed), RECORD_DTYPE)
+        for name in FIXED_DTYPE.names:
+            rows[name] = fixed[name]
         if high:
             rows["cycle"] += high
         return cls(rows)

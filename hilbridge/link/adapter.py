@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hilbridge.link.capture_codec import decode_words
 from hilbridge.link.errors import DeviceError, LinkError, LinkTimeout, ProtocolError, VersionMismatch
 from hilbridge.link.protocol import (
     CAPABILITIES,
     CAPTURE_KINDS,
-    CAPTURE_RECORD,
     PROTOCOL_VERSION,
     STROBES,
 )
@@ -25,6 +26,21 @@ ADAPTIVE_RETRIES = 3
 HELLO_RETRIES = 25
 HELLO_MAX_TIMEOUT = 0.25
 PORT_IDLE = 0xFF  # P1 with P10/P11 high (last bank) and P14 high (no RAM select)
+
+
+def version_hint(adapter_protocol: int | None) -> str:
+    """What to do about an adapter of another protocol version: older firmware is reflashed with the
+    firmware of this package (protocol 4 changed the capture stream, docs/protocol.md §1)."""
+    if adapter_protocol is not None and adapter_protocol < PROTOCOL_VERSION:
+        return (
+            f"the adapter's firmware is older than this hilbridge (protocol {adapter_protocol} < "
+            f"{PROTOCOL_VERSION}): flash this package's firmware with `hilbridge firmware flash` "
+            "(hold BOOTSEL while plugging the board in)"
+        )
+    return (
+        "update hilbridge, or flash this package's firmware (`hilbridge firmware flash`), so both speak "
+        "the same protocol"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +86,10 @@ class Adapter:
             )[0]
         except DeviceError as error:
             if error.name == "VERSION_MISMATCH":
+                spoken = re.search(r"protocol (\d+)", error.detail)
                 raise VersionMismatch(
                     f"{self.name}: {error.detail}; this hilbridge speaks protocol {PROTOCOL_VERSION}",
-                    hint="update the adapter firmware or hilbridge so both speak the same protocol",
+                    hint=version_hint(int(spoken.group(1)) if spoken else None),
                 ) from None
             raise
         except LinkTimeout:
@@ -85,7 +102,7 @@ class Adapter:
         if reply["protocol"] != PROTOCOL_VERSION:
             raise VersionMismatch(
                 f"{self.name}: adapter speaks protocol {reply['protocol']}, hilbridge {PROTOCOL_VERSION}",
-                hint="update the adapter firmware or hilbridge so both speak the same protocol",
+                hint=version_hint(reply["protocol"]),
             )
         bits = reply["capabilities"]
         return AdapterInfo(
@@ -257,11 +274,11 @@ class Adapter:
         return events
 
 
-def capture_records(chunk: bytes) -> list[CaptureRecord]:
-    """Decode the records of a CAPTURE_CHUNK; ProtocolError when the chunk is not whole records."""
-    if len(chunk) % CAPTURE_RECORD.size:
-        raise ProtocolError(f"capture chunk of {len(chunk)} bytes is not whole records")
+def capture_records(chunk: dict[str, Any]) -> list[CaptureRecord]:
+    """The records of a CAPTURE_CHUNK's fields (cycle, p1, records); ProtocolError for a bad chunk."""
+    rows = decode_words(chunk["records"], chunk["cycle"], chunk["p1"])
+    columns = [rows[name].tolist() for name in rows.dtype.names]
     return [
         CaptureRecord(cycle, _CAPTURE_NAMES.get(kind, f"?{kind}"), address, value, p1)
-        for cycle, kind, address, value, p1 in CAPTURE_RECORD.iter_unpack(chunk)
+        for cycle, kind, address, value, p1 in zip(*columns, strict=True)
     ]

@@ -23,7 +23,7 @@ from cobs import cobs
 from hilbridge.link.errors import FramingError, ProtocolError
 from hilbridge.machine.mappers import DEFAULT_REGISTRY
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 REPLY_BIT = 0x80
 DELIMITER = b"\x00"
 MAX_PAYLOAD = 65535  # the most HELLO's max_payload:H can say; 16384 in protocol version 2, 4096 in 1
@@ -179,8 +179,6 @@ ERROR = MESSAGES["ERROR"]
 # Frame type byte → message, per direction: a reply is id | REPLY_BIT (ERROR's is 0xFF), an event its id.
 HOST_FRAME_TYPES = {m.id: m for m in MESSAGES.values() if m.kind == "command"}
 DEVICE_FRAME_TYPES = {m.id if m.kind == "event" else m.reply_type: m for m in MESSAGES.values()}
-# One capture record in a CAPTURE_CHUNK: cycle, kind (a CAPTURE_* bit number), address, value, P1.
-CAPTURE_RECORD = struct.Struct("<IBHBB")
 
 
 def pack_fields(fields: tuple[Field, ...], values: dict[str, Any]) -> bytes:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hilbridge.capture.stream import WIRE_DTYPE
 from hilbridge.check.emulator import BulkFetches, as_rows, repeated_rows
-from hilbridge.link.protocol import CAPTURE_KINDS, CAPTURE_RECORD, MESSAGES
+from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, RECORD_DTYPE, WORD_SIZE, encode_chunks
+from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
 from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge, load_cartridge
@@ -27,7 +27,7 @@ ConsoleFactory = Callable[..., Console]
 from the emulator (`hilbridge.sim.deviations`)."""
 
 CHUNK_PAYLOAD = 4096  # capture chunks stay short so events reach the host soon after they happen
-RECORDS_PER_CHUNK = (CHUNK_PAYLOAD - 4) // CAPTURE_RECORD.size
+WORDS_PER_CHUNK = (CHUNK_PAYLOAD - CHUNK_HEADER_SIZE) // WORD_SIZE
 RESET_ADDRESS = 0x400
 VSYNC_HOOK = 0x406
 _KIND_BITS = {
@@ -74,6 +74,7 @@ class CaptureStream:
         self._bulk = BulkFetches()  # fetches reported a table at a time
         self._events: list[tuple[int, bytes]] = []  # the frame's adapter event frames
         self._p1 = self.console.p1 & CART_P1_MASK
+        self._sent = (0, CART_P1_MASK)  # cycle and P1 of the last record sent (the next chunk's header)
         self.console.add_bus_listener(self._on_access, fetches=True)
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
         self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
@@ -144,21 +145,24 @@ class CaptureStream:
         self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, p1))
 
     def _flush(self, rows: np.ndarray) -> None:
-        """Records as CAPTURE_CHUNK payloads of at most RECORDS_PER_CHUNK records."""
-        for first in range(0, len(rows), RECORDS_PER_CHUNK):
-            part = rows[first : first + RECORDS_PER_CHUNK]
-            wire = np.empty(len(part), WIRE_DTYPE)
-            wire["cycle"] = part[:, 0] & 0xFFFFFFFF
-            for column, name in enumerate(WIRE_DTYPE.names[1:], start=1):
-                wire[name] = part[:, column]
-            self._events.append((_CHUNK, self.chunks.to_bytes(4, "little") + wire.tobytes()))
+        """Records as CAPTURE_CHUNK payloads of at most WORDS_PER_CHUNK record words."""
+        if not len(rows):
+            return
+        records = np.empty(len(rows), RECORD_DTYPE)
+        records["cycle"] = rows[:, 0] & 0xFFFFFFFF
+        for column, name in enumerate(RECORD_DTYPE.names[1:], start=1):
+            records[name] = rows[:, column]
+        for cycle, p1, words in encode_chunks(records, *self._sent, WORDS_PER_CHUNK):
+            header = self.chunks.to_bytes(4, "little") + cycle.to_bytes(4, "little") + bytes((p1,))
+            self._events.append((_CHUNK, header + words))
             self.chunks += 1
-            self.records += len(part)
+        self.records += len(rows)
+        self._sent = (int(records["cycle"][-1]), int(records["p1"][-1]))
 
     def _frame_events(self) -> list[tuple[int, bytes]]:
         """The frame's records merged by cycle (at one cycle the accesses of the instruction ending
         there before the next one's fetches, then the fetches in the order reported; the sort is
-        stable), as adapter event frames: chunks of at most RECORDS_PER_CHUNK records, cut at each
+        stable), as adapter event frames: chunks of at most WORDS_PER_CHUNK words, cut at each
         reset and frame marker."""
         pieces = [as_rows(self._accesses), as_rows(self._fetches), *self._bulk.take()]
         self._accesses, self._fetches = [], []

@@ -22,7 +22,7 @@ from hilbridge.capture.sources import (
 from hilbridge.capture.stream import CaptureSource, FrameSync, Gap, ResetDetected
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import AdapterInfo, CaptureRecord
-from hilbridge.link.protocol import CAPTURE_RECORD
+from hilbridge.link.capture_codec import chunk_fields
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -219,10 +219,7 @@ class ScriptedAdapter:
 
 
 def chunk(seq, *records):
-    return (
-        "CAPTURE_CHUNK",
-        {"chunk_seq": seq, "records": b"".join(CAPTURE_RECORD.pack(*r) for r in records)},
-    )
+    return ("CAPTURE_CHUNK", chunk_fields(seq, list(records)))
 
 
 def test_chunk_gaps_dropped_counters_and_wrapping_cycles(monkeypatch):
@@ -264,8 +261,8 @@ def test_serving_switches_emulation_on_and_off_again_even_when_the_consumer_stop
 
 def test_records_of_a_chunk_that_wraps_inside_get_full_cycles():
     unwrap = CycleUnwrapper()
-    first = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0xFFFFFFF8, 0xFFFFFFFE, 0x1, 0x5))
-    second = b"".join(CAPTURE_RECORD.pack(c, 0, 0x400, 0, 0xFF) for c in (0x9, 0xC))
+    first = chunk_fields(0, [(c, 0, 0x400, 0, 0xFF) for c in (0xFFFFFFF8, 0xFFFFFFFE, 0x1, 0x5)])
+    second = chunk_fields(1, [(c, 0, 0x400, 0, 0xFF) for c in (0x9, 0xC)], 0x5, 0xFF)
     cycles = [
         record.cycle
         for record in _unwrapped_batch(first, unwrap).records() + _unwrapped_batch(second, unwrap).records()

@@ -13,6 +13,7 @@ from hilbridge.firmware import flash as flash_module
 from hilbridge.firmware.uf2 import seal_boot2, write_uf2
 from hilbridge.firmware.version import FirmwareOutdated, outdated_warning, version_tuple
 from hilbridge.link.discovery import open_adapter
+from hilbridge.link.protocol import PROTOCOL_VERSION
 
 RP2040_INFO = "UF2 Bootloader v3.0\nModel: Raspberry Pi RP2\nBoard-ID: RPI-RP2\n"
 
@@ -98,7 +99,7 @@ def test_flash_onto_a_missing_directory_is_refused(tmp_path, uf2):
 def test_info_prints_hello_and_firmware_info():
     result = run("info", "-d", "sim")
     assert result.exit_code == 0, result.output
-    assert "protocol      3" in result.output and "serial        SIM-0001" in result.output
+    assert f"protocol      {PROTOCOL_VERSION}" in result.output and "serial        SIM-0001" in result.output
     assert "simulated adapter" in result.output  # FIRMWARE_INFO's build text
 
 

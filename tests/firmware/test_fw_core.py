@@ -12,13 +12,13 @@ import sys
 import zlib
 
 import pytest
-from conftest import PROJECT_ROOT, firmware_host_build, require_tool, write_bus_trace
+from conftest import BUS_TRACE_RECORD, PROJECT_ROOT, firmware_host_build, require_tool, write_bus_trace
 from fuzz_frames import assert_fuzz_replies, fuzz_frames
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hilbridge.link.adapter import capture_records
 from hilbridge.link.protocol import (
-    CAPTURE_RECORD,
     ERROR_CODES,
     MESSAGES,
     PROTOCOL_VERSION,
@@ -27,7 +27,7 @@ from hilbridge.link.protocol import (
     encode_frame,
     parse_device_frame,
 )
-from hilbridge.machine.cartridge import MAPPER_TYPES, load_cartridge
+from hilbridge.machine.cartridge import CART_P1_MASK, MAPPER_TYPES, load_cartridge
 from hilbridge.sim.capture import CaptureStream
 from hilbridge.sim.demo import DEMO_MAPPER, demo_image
 from hilbridge.sim.device import SimulatedAdapter
@@ -285,7 +285,9 @@ def tokens(frames) -> list[tuple]:
         message = MESSAGES[{0x60: "CAPTURE_CHUNK", 0x61: "RESET_DETECTED", 0x62: "FRAME_SYNC"}[frame_type]]
         values = message.response_layout.unpack(payload, message.name)
         if message.name == "CAPTURE_CHUNK":
-            out += list(CAPTURE_RECORD.iter_unpack(values["records"]))
+            out += [
+                (r.cycle, r.kind, r.address, r.value, r.p1 & CART_P1_MASK) for r in capture_records(values)
+            ]
         else:
             out.append((message.name, *values.values()))
     return out
@@ -313,6 +315,69 @@ def test_capture_carries_the_reference_emulators_bus_activity(tmp_path, mapper, 
     assert chunk_seqs == list(range(len(chunk_seqs)))
     _, totals = parse_device_frame(host.request(wire("CAPTURE_STOP", 2)))
     assert totals == {"chunks": len(chunk_seqs), "records": stream.records, "dropped": 0}
+    assert host.close() == 0
+
+
+U32 = 2**32
+access_gaps = st.one_of(
+    st.integers(0, 3), st.integers(0, 511), st.integers(512, 70000), st.integers(0, U32 - 1)
+)
+trace_accesses = st.lists(
+    st.tuples(
+        access_gaps,
+        st.integers(0, 2),
+        st.integers(0x407, 0xFFF),  # not 0400h/0406h: their markers are tested above
+        st.integers(0, 255),
+        st.sampled_from([0xFF, 0xEC, 0x13, 0x12, 0x01, 0x00, 0x10, 0x7F]),
+    ),
+    min_size=1,
+    max_size=700,  # several chunks of 253 words
+)
+
+
+def expected_capture(accesses: list[tuple[int, int, int, int, int]], what: int) -> list[tuple]:
+    """What docs/protocol.md §4.1 puts in the stream for these accesses: a P1 record where the slot's
+    P1 bits change (if P1 is captured), each access of a captured kind, every record's P1 being the
+    slot's bits."""
+    out, told = [], CART_P1_MASK
+    for cycle, kind, address, value, p1 in accesses:
+        slot = p1 & CART_P1_MASK
+        if slot != told and what >> 3 & 1:
+            out.append((cycle, "P1", 0, slot, slot))
+            told = slot
+        if what >> kind & 1:
+            out.append((cycle, ("FETCH", "MOVX_READ", "MOVX_WRITE")[kind], address, value, slot))
+            told = slot
+    return out
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(drafts=trace_accesses, start=st.integers(0, U32 - 1), what=st.integers(1, 15))
+def test_the_firmwares_record_words_decode_to_the_accesses_it_saw(tmp_path_factory, drafts, start, what):
+    """The C writer (adapter_core.c's record path, frame_writer_put_word) against the host's decoder:
+    random accesses, gaps of any length (TIME words, u32 wrap-around), P1 changes with and without
+    P1 records (P1_LATCH words), chunks closed as they fill."""
+    folder = tmp_path_factory.mktemp("trace")
+    accesses, cycle = [], start
+    for gap, kind, address, value, p1 in drafts:
+        cycle = (cycle + gap) % U32
+        accesses.append((cycle, kind, address, value, p1))
+    trace = folder / "bus.trace"
+    trace.write_bytes(b"".join(BUS_TRACE_RECORD.pack(*access) for access in accesses))
+    (folder / "cart.bin").write_bytes(demo_image())
+    host = FwHost("--cart", str(folder / "cart.bin"), "--type", DEMO_MAPPER, "--bus-trace", str(trace))
+    assert host.request(wire("CAPTURE_START", 1, what=what)).type == 0xB0
+    expected = expected_capture(accesses, what)
+    got: list[tuple] = []
+    while len(got) < len(expected):
+        frame = host.next_frame()
+        assert frame.type == MESSAGES["CAPTURE_CHUNK"].id
+        _, values = parse_device_frame(frame)
+        got += [(r.cycle, r.kind, r.address, r.value, r.p1) for r in capture_records(values)]
+    assert got == expected
+    _, totals = parse_device_frame(host.request(wire("CAPTURE_STOP", 2)))
+    assert totals["records"] == len(expected) and totals["dropped"] == 0
     assert host.close() == 0
 
 

@@ -16,10 +16,9 @@ from conftest import PROJECT_ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.capture_codec import FIELDS, WORD_SIZE
 from hilbridge.link.errors import ProtocolError
 from hilbridge.link.protocol import (
-    CAPTURE_RECORD,
     CODES,
     CRC_RESIDUE,
     MAX_PAYLOAD,
@@ -107,20 +106,19 @@ def test_generated_mapper_table_equals_the_registry(tables):
     assert c_mappers == python
 
 
-def test_generated_constants_and_capture_record_layout(tables):
+def test_generated_constants_and_capture_word_layout(tables):
     constants = {row[1]: int(row[2]) for row in tables if row[0] == "CONST"}
     assert constants == {
         "PROTOCOL_VERSION": PROTOCOL_VERSION,
         "MAX_PAYLOAD": MAX_PAYLOAD,
         "CRC_RESIDUE": CRC_RESIDUE,
-        "CAPTURE_RECORD_SIZE": CAPTURE_RECORD.size,
+        "CAPTURE_WORD_SIZE": WORD_SIZE,
     }
-    layout = [(row[1], int(row[2]), int(row[3])) for row in tables if row[0] == "RECORD"]
-    assert [name for name, _, _ in layout] == list(CaptureRecord.__dataclass_fields__)
-    record = CAPTURE_RECORD.pack(0x11223344, 0x55, 0x6677, 0x88, 0x99)
-    values = [0x11223344, 0x55, 0x6677, 0x88, 0x99]
-    for (_, offset, size), value in zip(layout, values, strict=True):
-        assert int.from_bytes(record[offset : offset + size], "little") == value
+    layout = {row[1]: (int(row[2]), int(row[3])) for row in tables if row[0] == "WORD"}
+    assert layout == {name: (field.lsb, field.bits) for name, field in FIELDS.items()}
+    record_fields = [layout[name] for name in ("tag", "delta", "address", "value")]
+    covered = sorted(bit for lsb, bits in record_fields for bit in range(lsb, lsb + bits))
+    assert covered == list(range(32))  # a record word's fields tile it, none overlapping
 
 
 def test_crc_of_the_standard_check_string(core_test):
@@ -173,7 +171,7 @@ def test_frames_encode_as_python_encodes_them_and_decode_back(core_test, frame_t
 
 
 # Runs of nonzero bytes about one COBS block long, so that blocks fill up before, inside and after a
-# 9-byte record.
+# 4-byte record word.
 block_runs = st.lists(
     st.integers(240, 270).map(lambda n: bytes((i % 255) + 1 for i in range(n))) | st.binary(max_size=12),
     max_size=6,
@@ -188,7 +186,7 @@ block_runs = st.lists(
     pieces=st.text(alphabet="rb", max_size=300),
 )
 def test_the_one_pass_frame_writer_writes_what_python_encodes(core_test, frame_type, seq, payload, pieces):
-    """frame_writer (the capture stream's: COBS and CRC as the bytes come, 9-byte records at once)
+    """frame_writer (the capture stream's: COBS and CRC as the bytes come, 4-byte record words at once)
     puts the same bytes on the wire as the host's encoder."""
     wire = encode_frame(frame_type, seq, payload)
     assert core_test.ask("writer", frame_type, seq, hexed(payload), pieces or "-") == wire.hex()
@@ -301,6 +299,7 @@ def test_every_message_packs_and_unpacks_as_the_python_side(core_test, message, 
 GENERATOR_INPUTS = [
     "hilbridge/link/messages.tsv",
     "hilbridge/link/codes.tsv",
+    "hilbridge/link/capture_record.tsv",
     "hilbridge/link/protocol.py",
     "hilbridge/machine/mappers.tsv",
     "hilbridge/machine/mappers.py",

@@ -231,7 +231,7 @@ def test_capture_streams_numbered_chunks_with_frame_sync(adapter):
     events += adapter.capture_events(0.05)
     chunks = [values for name, values in events if name == "CAPTURE_CHUNK"]
     assert [c["chunk_seq"] for c in chunks] == list(range(len(chunks)))
-    records = [r for c in chunks for r in capture_records(c["records"])]
+    records = [r for c in chunks for r in capture_records(c)]
     assert records and all(r.kind in ("FETCH", "MOVX_WRITE") for r in records)
     assert any(r.kind == "FETCH" and r.address == 0x406 for r in records)
     assert [r.cycle for r in records] == sorted(r.cycle for r in records)

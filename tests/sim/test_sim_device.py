@@ -17,7 +17,7 @@ from hilbridge.link.protocol import MESSAGES, PROTOCOL_VERSION, FrameDecoder, en
 from hilbridge.link.transport import InProcessTransport, SerialTransport
 from hilbridge.sim import build_device, build_endpoint
 from hilbridge.sim.demo import demo_image
-from hilbridge.sim.device import SimulatedAdapter
+from hilbridge.sim.device import RequestRefused, SimulatedAdapter
 from hilbridge.sim.faults import ByteMangler, FaultPlan, FaultyEndpoint
 
 
@@ -74,6 +74,25 @@ def test_a_newer_adapter_is_refused_with_a_version_mismatch(monkeypatch):
     with pytest.raises(VersionMismatch) as refused:
         Adapter(InProcessTransport(device))
     assert "update" in refused.value.hint
+
+
+def test_an_adapter_with_older_firmware_is_refused_with_the_advice_to_flash_this_packages(monkeypatch):
+    """A version-3 adapter refuses HELLO 4 with VERSION_MISMATCH (its detail naming its protocol, as the
+    firmware's does), or one answers HELLO with protocol 3: either way the user is told to flash the
+    package's firmware."""
+    original = SimulatedAdapter.on_hello
+
+    def refuses(self, host_protocol):
+        raise RequestRefused("VERSION_MISMATCH", "adapter speaks protocol 3")
+
+    def answers_protocol_3(self, host_protocol):
+        return {**original(self, PROTOCOL_VERSION), "protocol": 3}
+
+    for version_3 in (refuses, answers_protocol_3):
+        monkeypatch.setattr(SimulatedAdapter, "on_hello", version_3)
+        with pytest.raises(VersionMismatch) as refused:
+            Adapter(InProcessTransport(build_device()))
+        assert "protocol 3 < 4" in refused.value.hint and "hilbridge firmware flash" in refused.value.hint
 
 
 def test_an_older_host_is_refused_by_the_adapter():

@@ -18,11 +18,11 @@ import { OneClientServer, SocketBridge } from './tcp_link.mjs';
 const fromHex = (text) => Uint8Array.from(Buffer.from(text, 'hex'));
 
 export class UsbBridge extends SocketBridge {
-  constructor(mcu, events, pipe = 'cdc') {
+  constructor(mcu, events, pipe = 'cdc', framePackets = 0) {
     super();
     this.events = events;
     this.pipe = pipe;
-    this.host = new UsbHost(mcu);
+    this.host = new UsbHost(mcu, framePackets);
     this.pendingRead = 0;
     this.connected = false;
     this.controlLines = '';

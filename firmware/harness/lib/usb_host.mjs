@@ -14,6 +14,12 @@
 // of an EP0 buffer control word) and nothing answers the host. The host watches for those writes and
 // ends the request it is running as stalled, as a host controller would on the STALL token, and clears
 // EP_STALL_ARM with each SETUP, as the chip does (RP2040 datasheet, EP_STALL_ARM).
+//
+// rp2040js completes a bulk IN packet as soon as the firmware arms it, so any stream fits its link.
+// A real full-speed host polls bulk IN at most 19 times per 1 ms frame (64 bytes each: 1.216 MB/s;
+// USB 2.0 §5.8.4 leaves less on a shared bus), so with `framePackets` N > 0 the host takes at most N
+// bulk IN packets per emulated 1 ms frame: a packet armed past that waits (the firmware sees its
+// buffer busy, as on a NAKed endpoint) until the next frame's budget. `bulkIn` counts what happened.
 const GET_DESCRIPTOR = 0x06;
 const SET_ADDRESS = 0x05;
 const SET_CONFIGURATION = 0x09;
@@ -36,6 +42,9 @@ const EP0_IN_BUFFER_CONTROL = 0x80; // DPRAM offsets of EP0's buffer control wor
 const EP0_OUT_BUFFER_CONTROL = 0x84;
 const BUFFER_CONTROL_STALL = 1 << 11;
 const STALL_ARM = { [EP0_IN_BUFFER_CONTROL]: 1, [EP0_OUT_BUFFER_CONTROL]: 2 }; // EP_STALL_ARM's bits
+const BUFFER_CONTROL_AVAILABLE = 1 << 10;
+const EP15_OUT_BUFFER_CONTROL = 0xfc;
+const FRAME_NANOS = 1e6; // a full-speed USB frame: 1 ms
 
 function setupPacket(requestType, request, value, index, length) {
   return Uint8Array.of(requestType, request, value & 0xff, value >> 8, index & 0xff, index >> 8, length & 0xff, length >> 8);
@@ -67,8 +76,17 @@ export function parseConfiguration(bytes) {
 const hex = (bytes) => Buffer.from(bytes).toString('hex');
 
 export class UsbHost {
-  constructor(mcu) {
+  constructor(mcu, framePackets = 0) {
     this.usb = mcu.usbCtrl;
+    this.clock = mcu.clock;
+    this.framePackets = framePackets;
+    this.frame = -1; // the frame whose bulk IN packets `taken` counts
+    this.taken = 0;
+    this.waiting = []; // armed bulk IN buffers past the frame's budget: [offset, value]
+    this.nextFrame = mcu.clock.createAlarm(() => this.releaseWaiting());
+    // packets: bulk IN packets taken; delayed: packets that waited for a later frame; fullFrames: frames
+    // whose budget ran out; mostWaiting: most packets waiting at once
+    this.bulkIn = { packets: 0, delayed: 0, fullFrames: 0, mostWaiting: 0 };
     this.gap = mcu.clock.createAlarm(() => this.nextRequest());
     this.pipes = {};
     this.onConfigured = null;
@@ -91,12 +109,52 @@ export class UsbHost {
       }
     };
     const dpramUpdated = this.usb.DPRAMUpdated.bind(this.usb);
+    this.dpramUpdated = dpramUpdated;
     this.usb.DPRAMUpdated = (offset, value) => {
+      if (this.framePackets > 0 && this.isBulkInArmed(offset, value)) {
+        this.armBulkIn(offset, value);
+        return;
+      }
       dpramUpdated(offset, value);
       if (value & BUFFER_CONTROL_STALL && this.usb.epStallArm & STALL_ARM[offset]) this.stalled();
     };
     this.queue = [];
     this.current = null;
+  }
+
+  /** An IN buffer control word of endpoint 1-15 made available: a bulk IN packet for the host. */
+  isBulkInArmed(offset, value) {
+    return offset > EP0_OUT_BUFFER_CONTROL && offset <= EP15_OUT_BUFFER_CONTROL && !(offset & 4) && !!(value & BUFFER_CONTROL_AVAILABLE);
+  }
+
+  /** Count the packet against the current frame's budget, or keep it for a later frame's. */
+  takeBulkIn(offset, value) {
+    const frame = Math.floor(this.clock.nanos / FRAME_NANOS);
+    if (frame !== this.frame) [this.frame, this.taken] = [frame, 0];
+    if (this.taken >= this.framePackets) return false;
+    this.taken++;
+    this.bulkIn.packets++;
+    if (this.taken === this.framePackets) this.bulkIn.fullFrames++;
+    this.dpramUpdated(offset, value);
+    return true;
+  }
+
+  armBulkIn(offset, value) {
+    if (!this.waiting.length && this.takeBulkIn(offset, value)) return;
+    this.waiting.push([offset, value]);
+    this.bulkIn.delayed++;
+    this.bulkIn.mostWaiting = Math.max(this.bulkIn.mostWaiting, this.waiting.length);
+    if (this.waiting.length === 1) this.scheduleNextFrame();
+  }
+
+  scheduleNextFrame() {
+    const nanos = this.clock.nanos;
+    this.nextFrame.schedule((Math.floor(nanos / FRAME_NANOS) + 1) * FRAME_NANOS - nanos);
+  }
+
+  releaseWaiting() {
+    while (this.waiting.length && this.takeBulkIn(...this.waiting[0])) this.waiting.shift();
+    if (this.waiting.length) this.scheduleNextFrame();
   }
 
   /** Whether a control transfer is running or waiting. */

@@ -13,7 +13,6 @@ enum tx_source { TX_NONE, TX_REPLY, TX_CHUNK, TX_MARKER };
 #define RESET_ADDRESS 0x400u
 #define VSYNC_HOOK 0x406u
 #define MOVX_END 0x100u
-#define CHUNK_SEQ_SIZE 4u
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -124,11 +123,16 @@ size_t core_receive(adapter_core *core, const uint8_t *bytes, size_t count)
 
 /* -- capture stream ------------------------------------------------------------------------------ */
 
-/* add_record writes a record as two little-endian words and a byte: this layout. */
-_Static_assert(HB_CAPTURE_RECORD_SIZE == 9u && HB_CAPTURE_RECORD_CYCLE_OFFSET == 0u &&
-                   HB_CAPTURE_RECORD_KIND_OFFSET == 4u && HB_CAPTURE_RECORD_ADDRESS_OFFSET == 5u &&
-                   HB_CAPTURE_RECORD_VALUE_OFFSET == 7u && HB_CAPTURE_RECORD_P1_OFFSET == 8u,
-               "capture record layout");
+/* A record word (capture_record.tsv): tag, delta, address, value. */
+#define WORD_TAG(tag) ((uint32_t)(tag) << HB_CAPTURE_WORD_TAG_LSB)
+#define WORD_DELTA_MAX ((1u << HB_CAPTURE_WORD_DELTA_BITS) - 1u)
+_Static_assert(HB_CAPTURE_WORD_SIZE == 4u && HB_CAPTURE_WORD_TAG_LSB == 0u && HB_CAPTURE_WORD_DELTA_LSB == 3u &&
+                   HB_CAPTURE_WORD_ADDRESS_LSB == 12u && HB_CAPTURE_WORD_VALUE_LSB == 24u &&
+                   HB_CAPTURE_WORD_HIGH_LSB == 3u && HB_CAPTURE_WORD_DELTA_BITS == 9u,
+               "record_word and add_timed_record build this word layout");
+_Static_assert(HB_RECORD_TAG_FETCH == HB_CAPTURE_FETCH && HB_RECORD_TAG_MOVX_READ == HB_CAPTURE_MOVX_READ &&
+                   HB_RECORD_TAG_MOVX_WRITE == HB_CAPTURE_MOVX_WRITE && HB_RECORD_TAG_P1 == HB_CAPTURE_P1,
+               "a record's tag is its capture kind number");
 
 static uint32_t chunks_waiting(const adapter_core *core) { return core->chunk_open - core->chunk_head; }
 
@@ -146,11 +150,14 @@ static void open_filling(adapter_core *core)
     core_chunk_slot *slot = open_chunk(core);
     core->filling = slot;
     if (slot == NULL) return;
-    uint8_t chunk_seq[CHUNK_SEQ_SIZE];
-    put_u32(chunk_seq, core->capture_chunks);
+    uint8_t header[CORE_CHUNK_HEADER];
+    put_u32(header, core->capture_chunks);
+    put_u32(header + 4, core->capture_cycle);
+    header[8] = core->capture_p1;
     slot->records = 0;
+    slot->words = 0;
     frame_writer_begin(&slot->writer, slot->wire, HB_MSG_CAPTURE_CHUNK, 0);
-    frame_writer_put(&slot->writer, chunk_seq, sizeof chunk_seq);
+    frame_writer_put(&slot->writer, header, sizeof header);
 }
 
 static void close_chunk(adapter_core *core)
@@ -164,23 +171,41 @@ static void close_chunk(adapter_core *core)
     open_filling(core);
 }
 
-/* The record as two words and a byte (the layout asserted above), into the open chunk. Returns the
- * chunk's record count, 0 if the record was dropped. */
-static inline uint32_t add_record(adapter_core *core, uint32_t cycle, uint32_t kind_address_value, uint8_t p1)
+/* A record more than WORD_DELTA_MAX cycles after the one before: a TIME word with the delta's high
+ * bits first. Rare (a pause of the console, the start of a stream), so out of the usual path. */
+__attribute__((noinline)) static uint32_t add_timed_record(adapter_core *core, core_chunk_slot *slot, uint32_t cycle,
+                                                           uint32_t delta, uint32_t word)
+{
+    frame_writer_put_word(&slot->writer, WORD_TAG(HB_RECORD_TAG_TIME) |
+                                             (delta >> HB_CAPTURE_WORD_DELTA_BITS) << HB_CAPTURE_WORD_HIGH_LSB);
+    frame_writer_put_word(&slot->writer, word | (delta & WORD_DELTA_MAX) << HB_CAPTURE_WORD_DELTA_LSB);
+    core->capture_cycle = cycle;
+    slot->records++;
+    slot->words = (uint16_t)(slot->words + 2u);
+    return slot->words;
+}
+
+/* The record (`word` without its delta) into the open chunk. Returns the chunk's word count, 0 if the
+ * record was dropped. */
+static inline uint32_t add_record(adapter_core *core, uint32_t cycle, uint32_t word)
 {
     core_chunk_slot *slot = core->filling;
     if (slot == NULL) {
         core->capture_dropped++;
         return 0;
     }
-    uint32_t records = ++slot->records;
-    frame_writer_put_9(&slot->writer, cycle, kind_address_value, p1);
-    return records;
+    uint32_t delta = cycle - core->capture_cycle;
+    if (delta > WORD_DELTA_MAX) return add_timed_record(core, slot, cycle, delta, word);
+    frame_writer_put_word(&slot->writer, word | delta << HB_CAPTURE_WORD_DELTA_LSB);
+    core->capture_cycle = cycle;
+    slot->records++;
+    return ++slot->words;
 }
 
 static inline uint32_t record_word(uint8_t kind, uint16_t address, uint8_t value)
 {
-    return kind | (uint32_t)address << 8 | (uint32_t)value << 24;
+    return WORD_TAG(kind) | (uint32_t)address << HB_CAPTURE_WORD_ADDRESS_LSB |
+           (uint32_t)value << HB_CAPTURE_WORD_VALUE_LSB;
 }
 
 /* RESET_DETECTED or FRAME_SYNC, sent after the chunks closed before it. */
@@ -202,15 +227,20 @@ static void add_marker(adapter_core *core, uint8_t type, uint32_t first, uint32_
     core->marker_tail++;
 }
 
-static inline void record_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address,
-                                 uint8_t value, uint8_t p1)
+static inline bool wanted(const adapter_core *core, uint8_t kind)
 {
-    if (kind <= 7u && (core->capture_what >> kind) & 1u &&
-        add_record(core, cycle, record_word(kind, address, value), p1) == CORE_CHUNK_RECORDS)
+    return kind <= 7u && (core->capture_what >> kind) & 1u;
+}
+
+static inline void record_access(adapter_core *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value)
+{
+    if (wanted(core, kind) &&
+        add_record(core, cycle, record_word(kind, address, value)) > CORE_CHUNK_WORDS - CORE_RECORD_MAX_WORDS)
         close_chunk(core);
 }
 
-/* An access that changes P1 or fetches 0400h/0406h: the P1 record first, the marker after. Out of
+/* An access that changes P1 or fetches 0400h/0406h: the P1 record first (or, when P1 records are not
+ * captured, a P1_LATCH word before the access's own record), the marker after. Out of
  * capture_access's way: a call on its usual path would make it keep every argument in a saved
  * register. */
 __attribute__((noinline)) static void capture_unusual(adapter_core *core, uint32_t cycle, uint8_t kind,
@@ -218,10 +248,23 @@ __attribute__((noinline)) static void capture_unusual(adapter_core *core, uint32
 {
     uint8_t slot_p1 = p1 & HB_CART_P1_MASK;
     if (slot_p1 != core->capture_p1) {
-        core->capture_p1 = slot_p1;
-        record_access(core, cycle, HB_CAPTURE_P1, 0, slot_p1, p1);
+        if (wanted(core, HB_CAPTURE_P1)) {
+            core->capture_p1 = slot_p1;
+            record_access(core, cycle, HB_CAPTURE_P1, 0, slot_p1);
+        } else if (wanted(core, kind)) {
+            /* The latch goes with this access's record (record_access leaves CORE_RECORD_MAX_WORDS
+             * free in an open chunk); with no open chunk the record is dropped and the next chunk's
+             * header carries the change. Until a record carries it, P1 counts as changed. */
+            core->capture_p1 = slot_p1;
+            core_chunk_slot *slot = core->filling;
+            if (slot != NULL) {
+                frame_writer_put_word(&slot->writer, WORD_TAG(HB_RECORD_TAG_P1_LATCH) |
+                                                         (uint32_t)slot_p1 << HB_CAPTURE_WORD_VALUE_LSB);
+                slot->words++;
+            }
+        }
     }
-    record_access(core, cycle, kind, address, value, p1);
+    record_access(core, cycle, kind, address, value);
     if (kind == HB_CAPTURE_FETCH && (address == RESET_ADDRESS || address == VSYNC_HOOK)) {
         close_chunk(core);
         if (address == RESET_ADDRESS) {
@@ -242,7 +285,7 @@ static inline void capture_access(adapter_core *core, uint32_t cycle, uint8_t ki
         capture_unusual(core, cycle, kind, address, value, p1);
         return;
     }
-    record_access(core, cycle, kind, address, value, p1);
+    record_access(core, cycle, kind, address, value);
 }
 
 void core_capture_sink(void *core, uint32_t cycle, uint8_t kind, uint16_t address, uint8_t value, uint8_t p1)
@@ -629,6 +672,7 @@ void hb_on_capture_start(struct adapter_core *core, const hb_capture_start_reque
     core->capturing = true;
     core->capture_what = request->what;
     core->capture_p1 = HB_CART_P1_MASK;
+    core->capture_cycle = 0;
     core->capture_chunks = 0;
     core->capture_sent = 0;
     core->capture_records = 0;

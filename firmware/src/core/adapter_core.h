@@ -32,16 +32,20 @@
 #define CORE_REPLY_CACHE 64u
 #define CORE_CACHED_REPLY_MAX 64u
 
-/* Capture stream buffering: chunks of CORE_CHUNK_RECORDS records; CORE_CHUNK_SLOTS of them may wait
- * for the link; RESET_DETECTED / FRAME_SYNC events wait in CORE_MARKER_SLOTS. */
-#ifndef CORE_CHUNK_RECORDS
-#define CORE_CHUNK_RECORDS 113u
+/* Capture stream buffering: chunks of up to CORE_CHUNK_WORDS record words (docs/protocol.md §4.1: a
+ * record and its TIME and P1_LATCH words); CORE_CHUNK_SLOTS of them may wait for the link;
+ * RESET_DETECTED / FRAME_SYNC events wait in CORE_MARKER_SLOTS. */
+#ifndef CORE_CHUNK_WORDS
+#define CORE_CHUNK_WORDS 253u
 #endif
 #ifndef CORE_CHUNK_SLOTS
 #define CORE_CHUNK_SLOTS 16u
 #endif
 #define CORE_MARKER_SLOTS 32u
-#define CORE_CHUNK_PAYLOAD (4u + CORE_CHUNK_RECORDS * HB_CAPTURE_RECORD_SIZE)
+#define CORE_CHUNK_HEADER 9u /* chunk_seq:I cycle:I p1:B */
+#define CORE_CHUNK_PAYLOAD (CORE_CHUNK_HEADER + CORE_CHUNK_WORDS * HB_CAPTURE_WORD_SIZE)
+/* A chunk is closed when fewer words are free than the longest record takes (P1_LATCH, TIME, record). */
+#define CORE_RECORD_MAX_WORDS 3u
 
 /* What the platform provides. `context` is passed back to every function. */
 typedef struct adapter_ops {
@@ -91,6 +95,7 @@ typedef struct core_cached_reply {
 /* A CAPTURE_CHUNK frame, written on the wire's form as its records come (frame_writer). */
 typedef struct core_chunk_slot {
     uint16_t records;
+    uint16_t words;  /* records and their TIME and P1_LATCH words */
     frame_writer writer;
     _Alignas(4) uint8_t wire[FRAME_WIRE_MAX(HB_HEADER_SIZE + CORE_CHUNK_PAYLOAD + HB_CRC_SIZE)];
 } core_chunk_slot;
@@ -113,7 +118,8 @@ typedef struct adapter_core {
      * reaches without loading the offset from a literal pool. */
     bool capturing;
     uint8_t capture_what;
-    uint8_t capture_p1;    /* P1 AND the slot mask, as last seen */
+    uint8_t capture_p1;    /* P1 AND the slot mask, as the stream last told it */
+    uint32_t capture_cycle; /* the last record's cycle: the next record's delta is from here */
     struct core_chunk_slot *filling; /* the open chunk's slot; NULL while every slot waits for the link */
     uint32_t capture_dropped;  /* records and events discarded for want of buffer space */
 

@@ -196,37 +196,29 @@ static inline void cobs_put_at(uint8_t *p, unsigned k, uint8_t **code, uint8_t b
     }
 }
 
-/* frame_writer_put_9 where the open block may fill up: byte by byte, out of the usual path's way (its
- * array would give that path a stack frame). */
-__attribute__((noinline)) static void put_9_carefully(frame_writer *writer, uint32_t low, uint32_t high,
-                                                      uint8_t last)
+/* frame_writer_put_word where the open block may fill up: byte by byte, out of the usual path's way
+ * (its array would give that path a stack frame). */
+__attribute__((noinline)) static void put_word_carefully(frame_writer *writer, uint32_t word)
 {
-    const uint8_t bytes[9] = {(uint8_t)low,         (uint8_t)(low >> 8),   (uint8_t)(low >> 16),
-                              (uint8_t)(low >> 24), (uint8_t)high,         (uint8_t)(high >> 8),
-                              (uint8_t)(high >> 16), (uint8_t)(high >> 24), last};
+    const uint8_t bytes[4] = {(uint8_t)word, (uint8_t)(word >> 8), (uint8_t)(word >> 16), (uint8_t)(word >> 24)};
     frame_writer_put(writer, bytes, sizeof bytes);
 }
 
-void frame_writer_put_9(frame_writer *writer, uint32_t low, uint32_t high, uint8_t last)
+void frame_writer_put_word(frame_writer *writer, uint32_t word)
 {
     uint32_t at = writer->length;
-    if (at - writer->code_at > COBS_FULL_BLOCK + 1u - 9u) {
-        put_9_carefully(writer, low, high, last);
+    if (at - writer->code_at > COBS_FULL_BLOCK + 1u - 4u) {
+        put_word_carefully(writer, word);
         return;
     }
     uint8_t *wire = writer->wire;
     uint8_t *p = wire + at;
     uint8_t *code = wire + writer->code_at;
-    cobs_put_at(p, 0, &code, (uint8_t)low);
-    cobs_put_at(p, 1, &code, (uint8_t)(low >> 8));
-    cobs_put_at(p, 2, &code, (uint8_t)(low >> 16));
-    cobs_put_at(p, 3, &code, (uint8_t)(low >> 24));
-    cobs_put_at(p, 4, &code, (uint8_t)high);
-    cobs_put_at(p, 5, &code, (uint8_t)(high >> 8));
-    cobs_put_at(p, 6, &code, (uint8_t)(high >> 16));
-    cobs_put_at(p, 7, &code, (uint8_t)(high >> 24));
-    cobs_put_at(p, 8, &code, last);
-    writer->length = at + 9u;
+    cobs_put_at(p, 0, &code, (uint8_t)word);
+    cobs_put_at(p, 1, &code, (uint8_t)(word >> 8));
+    cobs_put_at(p, 2, &code, (uint8_t)(word >> 16));
+    cobs_put_at(p, 3, &code, (uint8_t)(word >> 24));
+    writer->length = at + 4u;
     writer->code_at = (uint32_t)(code - wire);
-    writer->crc = crc32_byte(crc32_word(crc32_word(writer->crc, low), high), last);
+    writer->crc = crc32_word(writer->crc, word);
 }

@@ -74,8 +74,8 @@ void frame_writer_put(frame_writer *writer, const uint8_t *bytes, size_t count);
 /* Append the CRC and the delimiter; returns the wire length. */
 size_t frame_writer_end(frame_writer *writer);
 
-/* Nine raw bytes (a capture record): `low` and `high` little-endian, then `last`; runs once per
- * captured access (a function of its own: inlined, it spills its caller's registers on the M0+). */
-void frame_writer_put_9(frame_writer *writer, uint32_t low, uint32_t high, uint8_t last);
+/* Four raw bytes (a capture record word), little-endian; runs once per captured access (a function
+ * of its own: inlined, it spills its caller's registers on the M0+). */
+void frame_writer_put_word(frame_writer *writer, uint32_t word);
 
 #endif

@@ -7,7 +7,7 @@
  *   cobs HEX                      COBS encoding of the bytes (no delimiter)
  *   encode TYPE SEQ PAYLOAD       the wire bytes of a frame (delimiter included)
  *   writer TYPE SEQ PAYLOAD PIECES  the same through frame_writer (the capture stream's one-pass encoder):
- *                                 the payload put as 9-byte records where PIECES says so, the rest
+ *                                 the payload put as 4-byte record words where PIECES says so, the rest
  *                                 bytewise; PIECES is a string of r (a record) and b (a byte)
  *   decode WIRE                   what the decoder makes of the bytes: READY type seq payload | BAD | EMPTY,
  *                                 one per delimiter, separated by spaces, then PENDING n
@@ -74,12 +74,12 @@ static void print_tables(void)
     printf("CONST\tPROTOCOL_VERSION\t%u\n", HB_PROTOCOL_VERSION);
     printf("CONST\tMAX_PAYLOAD\t%u\n", HB_PROTOCOL_MAX_PAYLOAD);
     printf("CONST\tCRC_RESIDUE\t%u\n", HB_CRC_RESIDUE);
-    printf("CONST\tCAPTURE_RECORD_SIZE\t%u\n", HB_CAPTURE_RECORD_SIZE);
-    printf("RECORD\tcycle\t%u\t%u\n", HB_CAPTURE_RECORD_CYCLE_OFFSET, HB_CAPTURE_RECORD_CYCLE_SIZE);
-    printf("RECORD\tkind\t%u\t%u\n", HB_CAPTURE_RECORD_KIND_OFFSET, HB_CAPTURE_RECORD_KIND_SIZE);
-    printf("RECORD\taddress\t%u\t%u\n", HB_CAPTURE_RECORD_ADDRESS_OFFSET, HB_CAPTURE_RECORD_ADDRESS_SIZE);
-    printf("RECORD\tvalue\t%u\t%u\n", HB_CAPTURE_RECORD_VALUE_OFFSET, HB_CAPTURE_RECORD_VALUE_SIZE);
-    printf("RECORD\tp1\t%u\t%u\n", HB_CAPTURE_RECORD_P1_OFFSET, HB_CAPTURE_RECORD_P1_SIZE);
+    printf("CONST\tCAPTURE_WORD_SIZE\t%u\n", HB_CAPTURE_WORD_SIZE);
+    printf("WORD\ttag\t%u\t%u\n", HB_CAPTURE_WORD_TAG_LSB, HB_CAPTURE_WORD_TAG_BITS);
+    printf("WORD\tdelta\t%u\t%u\n", HB_CAPTURE_WORD_DELTA_LSB, HB_CAPTURE_WORD_DELTA_BITS);
+    printf("WORD\taddress\t%u\t%u\n", HB_CAPTURE_WORD_ADDRESS_LSB, HB_CAPTURE_WORD_ADDRESS_BITS);
+    printf("WORD\tvalue\t%u\t%u\n", HB_CAPTURE_WORD_VALUE_LSB, HB_CAPTURE_WORD_VALUE_BITS);
+    printf("WORD\thigh\t%u\t%u\n", HB_CAPTURE_WORD_HIGH_LSB, HB_CAPTURE_WORD_HIGH_BITS);
     printf("END\n");
 }
 
@@ -102,12 +102,11 @@ static void write_frame(unsigned type, unsigned seq, const char *payload_hex, co
     frame_writer_begin(&writer, wire, (uint8_t)type, (uint8_t)seq);
     size_t at = 0;
     for (const char *piece = pieces ? pieces : ""; at < payload; piece = *piece ? piece + 1 : piece) {
-        if (*piece == 'r' && payload - at >= 9u) {
+        if (*piece == 'r' && payload - at >= HB_CAPTURE_WORD_SIZE) {
             const uint8_t *r = raw + at;
-            uint32_t low = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
-            uint32_t high = (uint32_t)r[4] | (uint32_t)r[5] << 8 | (uint32_t)r[6] << 16 | (uint32_t)r[7] << 24;
-            frame_writer_put_9(&writer, low, high, r[8]);
-            at += 9u;
+            frame_writer_put_word(&writer, (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 |
+                                               (uint32_t)r[3] << 24);
+            at += HB_CAPTURE_WORD_SIZE;
         } else {
             frame_writer_put(&writer, raw + at, 1);
             at++;

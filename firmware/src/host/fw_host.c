@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "adapter_core.h"
+
+#define TRACE_RECORD_SIZE 9u /* a --bus-trace record: cycle:I kind:B address:H value:B p1:B */
 #include "cart.h"
 
 #define BOARD_ID_HOST 0x5101u
@@ -171,7 +173,7 @@ static void play_trace(void)
     if (!board.capturing || board.trace_next >= board.trace_records) return;
     for (size_t n = 0; n < TRACE_BATCH && board.trace_next < board.trace_records; n++) {
         if (core.chunk_open - core.chunk_head >= CORE_CHUNK_SLOTS / 2u) return;
-        const uint8_t *r = board.trace + HB_CAPTURE_RECORD_SIZE * board.trace_next++;
+        const uint8_t *r = board.trace + TRACE_RECORD_SIZE * board.trace_next++;
         uint32_t cycle = (uint32_t)r[0] | (uint32_t)r[1] << 8 | (uint32_t)r[2] << 16 | (uint32_t)r[3] << 24;
         uint16_t address = (uint16_t)(r[5] | r[6] << 8);
         core_capture_access(&core, cycle, r[4], address, r[7], r[8]);
@@ -266,8 +268,8 @@ int main(int argc, char **argv)
     if (trace_path) {
         size_t size;
         board.trace = read_file(trace_path, &size);
-        if (size % HB_CAPTURE_RECORD_SIZE) fail("the bus trace is not whole 9-byte records", trace_path);
-        board.trace_records = size / HB_CAPTURE_RECORD_SIZE;
+        if (size % TRACE_RECORD_SIZE) fail("the bus trace is not whole 9-byte records", trace_path);
+        board.trace_records = size / TRACE_RECORD_SIZE;
     }
     clock_gettime(CLOCK_MONOTONIC, &board.started);
     core_init(&core, &ops);

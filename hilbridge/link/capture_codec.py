@@ -1,0 +1,204 @@
+"""CAPTURE_CHUNK records as 4-byte words (protocol version 4, docs/protocol.md §4.1), both ways, as
+numpy array operations: the check decodes every chunk of a capture, so no step loops per record.
+
+The word's bit fields are `capture_record.tsv` beside this file, its tags the `record_tag` table of
+`codes.tsv`; the firmware's writer is generated from the same tables. A record is stamped with its
+cycle distance from the record before it (the chunk header carries the absolute cycle and P1 of that
+record, so a lost chunk costs only its own records); a distance of 512 cycles or more takes a TIME
+word first. P1 is not sent per record: a P1 record sets the slot's P10/P11/P14, and a P1_LATCH word
+gives the next record's whole P1 where it changes otherwise (bits the slot does not see, which only
+the simulated adapter knows, or P1 records left out of the capture).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy as np
+
+from hilbridge.link.errors import ProtocolError
+from hilbridge.link.protocol import codes
+from hilbridge.machine.cartridge import CART_P1_MASK
+
+WORD_SIZE = 4
+CHUNK_HEADER_SIZE = 9  # chunk_seq:I cycle:I p1:B (messages.tsv CAPTURE_CHUNK)
+RECORD_DTYPE = np.dtype([("cycle", "<u8"), ("kind", "u1"), ("address", "<u2"), ("value", "u1"), ("p1", "u1")])
+"""A decoded record: the cycle as the wire gives it (u32 range unless a caller adds the high bits)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BitField:
+    lsb: int
+    bits: int
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
+
+def _load_fields() -> dict[str, BitField]:
+    text = resources.files("hilbridge.link").joinpath("capture_record.tsv").read_text(encoding="utf-8")
+    return {
+        row["field"]: BitField(int(row["lsb"]), int(row["bits"]))
+        for row in csv.DictReader(text.splitlines(), delimiter="\t")
+    }
+
+
+FIELDS = _load_fields()
+TAGS = codes("record_tag")
+_TAG, _DELTA, _ADDRESS, _VALUE, _HIGH = (
+    FIELDS[name] for name in ("tag", "delta", "address", "value", "high")
+)
+TIME, P1_LATCH, P1 = TAGS["TIME"], TAGS["P1_LATCH"], TAGS["P1"]
+MAX_DELTA = _DELTA.mask
+_U32 = 0xFFFFFFFF
+_OUTER_MASK = 0xFF & ~CART_P1_MASK  # the P1 bits the slot does not see
+
+
+def _p1_after(previous: np.ndarray, kind: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """P1 as the decoder rebuilds it for each record from the P1 before it: a P1 record sets the
+    slot's bits, any other keeps P1 as it was."""
+    slot = np.where(kind == P1, value, previous) & CART_P1_MASK
+    return (previous & _OUTER_MASK) | slot
+
+
+def encode_words(rows: np.ndarray, cycle: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+    """The words of `rows` (RECORD_DTYPE, in bus order) after a record at `cycle` with `p1`, and for
+    each row the index of its own word (the words before it up to the previous row's are its TIME
+    and P1_LATCH words), so a caller can cut chunks at row boundaries."""
+    count = len(rows)
+    if count and (
+        rows["address"].max() > _ADDRESS.mask
+        or rows["kind"].max() > _TAG.mask
+        or np.isin(rows["kind"], (TIME, P1_LATCH)).any()
+    ):
+        raise ValueError("a record's address does not fit 12 bits or its kind is a TIME or P1_LATCH tag")
+    cycles = rows["cycle"].astype(np.uint64) & _U32
+    kinds = rows["kind"].astype(np.uint32)
+    values = rows["value"].astype(np.uint32)
+    p1s = rows["p1"].astype(np.uint32)
+    before_cycle = np.concatenate(([np.uint64(cycle & _U32)], cycles[:-1]))
+    before_p1 = np.concatenate(([np.uint32(p1)], p1s[:-1]))
+    delta = (cycles - before_cycle) & _U32
+    timed = delta > MAX_DELTA
+    latched = _p1_after(before_p1, kinds, values) != p1s
+    words_per_row = 1 + timed.astype(np.int64) + latched
+    own = np.cumsum(words_per_row) - 1
+    words = np.empty(int(own[-1]) + 1 if count else 0, np.uint32)
+    words[own] = (
+        kinds << _TAG.lsb
+        | (delta & MAX_DELTA).astype(np.uint32) << _DELTA.lsb
+        | (rows["address"].astype(np.uint32) & _ADDRESS.mask) << _ADDRESS.lsb
+        | (values & _VALUE.mask) << _VALUE.lsb
+    )
+    words[own[timed] - 1] = TIME << _TAG.lsb | (delta[timed] >> _DELTA.bits).astype(np.uint32) << _HIGH.lsb
+    latch_at = own[latched] - 1 - timed[latched]
+    words[latch_at] = P1_LATCH << _TAG.lsb | (p1s[latched] & _VALUE.mask) << _VALUE.lsb
+    return words, own
+
+
+def encode_chunks(rows: np.ndarray, cycle: int, p1: int, max_words: int) -> list[tuple[int, int, bytes]]:
+    """`rows` as chunks of at most `max_words` words: (cycle, p1, words) per chunk, the cycle and P1
+    being those of the record before the chunk."""
+    words, own = encode_words(rows, cycle, p1)
+    chunks = []
+    first_row, first_word = 0, 0
+    cycles = rows["cycle"]
+    while first_row < len(rows):
+        end_row = int(np.searchsorted(own, first_word + max_words, side="left"))
+        if end_row == first_row:
+            raise ValueError(f"a record takes more than {max_words} words")
+        end_word = int(own[end_row - 1]) + 1
+        chunks.append((cycle & _U32, p1, words[first_word:end_word].tobytes()))
+        cycle, p1 = int(cycles[end_row - 1]), int(rows["p1"][end_row - 1])
+        first_row, first_word = end_row, end_word
+    return chunks
+
+
+def decode_words(records: bytes | memoryview, cycle: int, p1: int) -> np.ndarray:
+    """The records (RECORD_DTYPE) of a chunk's words, after a record at `cycle` (u32) with `p1`;
+    ProtocolError when the bytes are not whole words or end inside a record's TIME/P1_LATCH words."""
+    if len(records) % WORD_SIZE:
+        raise ProtocolError(
+            f"capture chunk of {len(records)} record bytes is not whole {WORD_SIZE}-byte words"
+        )
+    words = np.frombuffer(records, "<u4")
+    tags = (words & _TAG.mask).astype(np.uint8)
+    rows = np.empty(len(words), RECORD_DTYPE)
+    plain = tags.max(initial=0) < P1_LATCH  # the usual chunk: records only, no TIME or P1_LATCH word
+    if plain:
+        deltas = words >> _DELTA.lsb & _DELTA.mask
+        record_words, kinds = words, tags
+        values = (words >> _VALUE.lsb).astype(np.uint8)
+        latch = None
+    else:
+        is_record = tags < P1_LATCH
+        if not is_record[-1]:
+            raise ProtocolError("capture chunk ends with a TIME or P1_LATCH word and no record after it")
+        timed = tags == TIME
+        deltas = np.where(
+            timed, words.astype(np.uint64) >> _HIGH.lsb << _DELTA.bits, words >> _DELTA.lsb & _DELTA.mask
+        )
+        deltas[tags == P1_LATCH] = 0
+        all_values = (words >> _VALUE.lsb).astype(np.uint8)
+        latching = tags == P1_LATCH
+        record_index = (
+            np.cumsum(is_record) - is_record
+        )  # the record each word belongs to (its own, or the next)
+        latch = np.full(int(is_record.sum()), -1, np.int16)
+        latch[record_index[latching]] = all_values[latching]
+        record_words, kinds, values = words[is_record], tags[is_record], all_values[is_record]
+        rows = rows[: len(record_words)]
+    cycles = np.cumsum(deltas, dtype=np.uint64)
+    cycles += np.uint64(cycle & _U32)
+    cycles &= np.uint64(_U32)
+    rows["cycle"] = cycles if plain else cycles[is_record]
+    rows["kind"] = kinds
+    rows["address"] = record_words >> _ADDRESS.lsb & _ADDRESS.mask
+    rows["value"] = values
+    if latch is None and not (kinds == P1).any():
+        rows["p1"] = p1
+    else:
+        rows["p1"] = _rebuilt_p1(
+            p1, kinds, values, latch if latch is not None else np.full(len(kinds), -1, np.int16)
+        )
+    return rows
+
+
+def _last_where(mask: np.ndarray) -> np.ndarray:
+    """For each position, the index of the last True at or before it (-1 where none)."""
+    return (
+        np.maximum.accumulate(np.where(mask, np.arange(len(mask)), -1))
+        if len(mask)
+        else mask.astype(np.int64)
+    )
+
+
+def _rebuilt_p1(p1: int, kinds: np.ndarray, values: np.ndarray, latch: np.ndarray) -> np.ndarray:
+    """Each record's P1: the bits the slot does not see from the last P1_LATCH (or the chunk's P1),
+    the slot's bits from the last P1_LATCH or P1 record, whichever is later."""
+    latched = latch >= 0
+    outer = np.concatenate(([p1 & _OUTER_MASK], latch & _OUTER_MASK))
+    slot_source = np.where(latched, latch, values) & CART_P1_MASK
+    slot = np.concatenate(([p1 & CART_P1_MASK], slot_source))
+    last_latch = _last_where(np.concatenate(([True], latched)))
+    last_slot = _last_where(np.concatenate(([True], latched | (kinds == P1))))
+    return (outer[last_latch] | slot[last_slot])[1:].astype(np.uint8)
+
+
+def rows_of(records: list[tuple[int, int, int, int, int]]) -> np.ndarray:
+    """(cycle, kind, address, value, p1) tuples as RECORD_DTYPE rows."""
+    rows = np.empty(len(records), RECORD_DTYPE)
+    for column, name in enumerate(RECORD_DTYPE.names):
+        rows[name] = [record[column] for record in records]
+    return rows
+
+
+def chunk_fields(
+    seq: int, records: list[tuple[int, int, int, int, int]], cycle: int = 0, p1: int = CART_P1_MASK
+) -> dict:
+    """A CAPTURE_CHUNK's fields holding `records` (tuples) after a record at `cycle` with `p1`."""
+    words, _ = encode_words(rows_of(records), cycle, p1)
+    return {"chunk_seq": seq, "cycle": cycle, "p1": p1, "records": words.tobytes()}
