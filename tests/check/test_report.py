@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from check_support import SimulatedCapture, fixture_cart
+from click.testing import CliRunner, Result
 from conftest import require_tool
 from PIL import Image
 
 from hilbridge.check import check
 from hilbridge.check.report import disassembly_around, result_dict, side_by_side, text_report, write_report
+from hilbridge.cli.main import cli
 from hilbridge.sim.deviations import Deviation
 
 
@@ -82,43 +83,46 @@ def test_the_html_report_renders_in_headless_chromium(diverged, tmp_path: Path) 
     assert len(np.unique(colours, axis=0)) > 20  # text and the pictures were drawn, not a blank page
 
 
-def run_cli(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hilbridge", "check", *arguments], capture_output=True, text=True, timeout=600
-    )
+def run_cli(*arguments: str) -> Result:
+    """`hilbridge check ARGUMENTS` in this process (a Python start per call cost seconds of the suite);
+    an exception the CLI did not turn into its message fails the test here."""
+    result = CliRunner().invoke(cli, ["check", *arguments])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
 
 
 def test_cli_exit_codes_equal_diverged_error(tmp_path: Path) -> None:
     cart = tmp_path / "cpu_alu.bin"
     cart.write_bytes(fixture_cart("cpu_alu").image)
     equal = run_cli(str(cart), "-d", "sim", "--frames", "4")
-    assert equal.returncode == 0, equal.stderr
+    assert equal.exit_code == 0, equal.stderr
     assert equal.stdout.startswith("frames 0–3 equal")
     diverged = run_cli(str(cart), "-d", "sim?deviation=write_dropped&frame=2", "--frames", "4", "--json")
-    assert diverged.returncode == 1
+    assert diverged.exit_code == 1
     assert json.loads(diverged.stdout)["divergence"]["frame"] == 2
     error = run_cli(str(cart), "-d", "sim?deviation=nonsense", "--frames", "4")
-    assert error.returncode == 2
+    assert error.exit_code == 2
     assert "unknown deviation" in error.stderr and "Traceback" not in error.stderr
     both = run_cli(str(cart))
-    assert both.returncode == 2 and "either -d DEVICE or --capture FILE" in both.stderr
+    assert both.exit_code == 2 and "either -d DEVICE or --capture FILE" in both.stderr
 
 
 def test_cli_checks_a_capture_file_offline(tmp_path: Path) -> None:
     cart = tmp_path / "video_objects.bin"
     cart.write_bytes(fixture_cart("video_objects").image)
     capture = tmp_path / "run.hbcap"
-    made = subprocess.run(
-        [sys.executable, "-m", "hilbridge", "capture", "-d", "sim?deviation=vdc_bit_flip&frame=3&seed=1",
-         "--serve", str(cart), "--frames", "8", "-o", str(capture)],
-        capture_output=True, text=True, timeout=600,
+    made = CliRunner().invoke(
+        cli,
+        ["capture", "-d", "sim?deviation=vdc_bit_flip&frame=3&seed=1", "--serve", str(cart), "--frames", "8",
+         "-o", str(capture)],
     )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    assert made.exit_code == 0, made.output
     result = run_cli(str(cart), "--capture", str(capture), "--report", str(tmp_path / "out"))
-    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.exit_code == 1, result.stdout + result.stderr
     assert result.stdout.startswith("diverged in frame 3")
     assert (tmp_path / "out" / "report.html").is_file()
     other = tmp_path / "other.bin"
     other.write_bytes(fixture_cart("cpu_alu").image)
     refused = run_cli(str(other), "--capture", str(capture))
-    assert refused.returncode == 2
+    assert refused.exit_code == 2
