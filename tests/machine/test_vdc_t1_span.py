@@ -81,6 +81,7 @@ def sessions(draw: st.DrawFn, region: Region) -> list[tuple[str, int]]:
     return steps
 
 
+@pytest.mark.slow  # 100 random sessions: ~4 s on an idle core
 @settings(max_examples=100, deadline=None)
 @given(session=st.sampled_from(REGIONS).flatmap(lambda region: st.tuples(st.just(region), sessions(region))))
 def test_any_sample_order_with_status_reads(session: tuple[Region, list[tuple[str, int]]]) -> None:
