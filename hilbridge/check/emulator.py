@@ -134,17 +134,19 @@ class BulkFetches:
         """The runs so far as (first entry in the store, entries run, cycle, p1 shown); forgets them."""
         known = self._known
         reports = []
+        last: FetchTable | None = None  # loops run one block many times in a row
         for fetches, cycle, ran, shown in self.runs:
-            found = known.get(id(fetches))
-            if found is None:
-                if len(known) >= 1 << 16:
-                    return reports  # the store is full: the rest after it is expanded and emptied
-                offsets = tuple(offset for offset, _, _ in fetches.entries)
-                found = known[id(fetches)] = (fetches, len(self._entries), offsets)
-                self._entries += fetches.entries
-            offsets = found[2]
-            run = len(offsets) if offsets[-1] < ran else bisect_left(offsets, ran)
-            reports.append((found[1], run, cycle, shown))
+            if fetches is not last:
+                found = known.get(id(fetches))
+                if found is None:
+                    if len(known) >= 1 << 16:
+                        return reports  # the store is full: the rest after it is expanded and emptied
+                    offsets = tuple(offset for offset, _, _ in fetches.entries)
+                    found = known[id(fetches)] = (fetches, len(self._entries), offsets)
+                    self._entries += fetches.entries
+                last, base, offsets = fetches, found[1], found[2]
+                size, final = len(offsets), offsets[-1]
+            reports.append((base, size if final < ran else bisect_left(offsets, ran), cycle, shown))
         return reports
 
     def _flush(self) -> None:
@@ -228,6 +230,7 @@ class EmulatorSide:
         self._events: list[Event] = []  # accesses and P1 changes, in bus order
         self._fetched: list[Event] = []  # fetches and their markers reported one by one, in bus order
         self._bulk = BulkFetches()  # fetches reported a table at a time, after the accesses among them
+        self._runs = self._bulk.runs
         self._reads: list[np.ndarray] = []  # skipped polling reads, (n, 5) event rows, in bus order
         self._p1 = self.console.p1 & CART_P1_MASK
         # MOVX accesses are taken by wrapping the console's (without a BusAccess and a listener
@@ -309,7 +312,7 @@ class EmulatorSide:
         if (p1 & CART_P1_MASK) != self._p1:
             self._p1_seen(cycle + entries[0][0], p1)
         if self.what & 1:
-            self._bulk.runs.append((fetches, cycle, ran, p1 & self.p1_mask))  # BulkFetches.add, inline
+            self._runs.append((fetches, cycle, ran, p1 & self.p1_mask))  # BulkFetches.add, inline
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
