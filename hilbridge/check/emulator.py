@@ -244,6 +244,7 @@ class EmulatorSide:
         # in the capture they are traced only up to the reset fetch (the alignment point): the CPU
         # then runs its fast paths, many times faster.
         self.fetches = bool(self.what & KIND_BITS["FETCH"])
+        self._prog = self.console.prog  # the console keeps it up to date in place (bank switches)
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
@@ -276,13 +277,12 @@ class EmulatorSide:
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        console = self.console
-        p1 = console.p1
+        p1 = self.console.p1
         if (p1 & CART_P1_MASK) != self._p1:
             self._p1_seen(cycle, p1)
         events = self._fetched
-        if self.what & 1:
-            events.append((cycle, FETCH, address, console.prog[address], p1 & self.p1_mask))
+        if self.fetches:
+            events.append((cycle, FETCH, address, self._prog[address], p1 & self.p1_mask))
         if address > VSYNC_HOOK:
             return
         if address == RESET_ADDRESS:
@@ -300,19 +300,19 @@ class EmulatorSide:
         as `_on_fetch` would: the code writes no port, so P1 stays as it is at the first fetch.
         Tables reaching into the internal ROM or to a marker's address go through `_on_fetch`."""
         entries = fetches.entries
-        if fetches.high < PROGRAM_START or entries[0][0] >= ran:
-            return  # internal ROM code: the slot sees none of it
-        if fetches.low <= VSYNC_HOOK:
-            for offset, address, _ in entries:
-                if offset >= ran or not self.console.cpu.trace_fetches:  # the reset fetch ends it
-                    return
-                self._on_fetch(address, cycle + offset)
+        if fetches.low > VSYNC_HOOK and entries[0][0] < ran:  # cartridge code past the markers
+            p1 = self.console.p1
+            if (p1 & CART_P1_MASK) != self._p1:
+                self._p1_seen(cycle + entries[0][0], p1)
+            if self.fetches:
+                self._runs.append((fetches, cycle, ran, p1 & self.p1_mask))  # BulkFetches.add, inline
             return
-        p1 = self.console.p1
-        if (p1 & CART_P1_MASK) != self._p1:
-            self._p1_seen(cycle + entries[0][0], p1)
-        if self.what & 1:
-            self._runs.append((fetches, cycle, ran, p1 & self.p1_mask))  # BulkFetches.add, inline
+        if fetches.high < PROGRAM_START or entries[0][0] >= ran or fetches.low > VSYNC_HOOK:
+            return  # internal ROM code (the slot sees none of it), or nothing of the table ran
+        for offset, address, _ in entries:
+            if offset >= ran or not self.console.cpu.trace_fetches:  # the reset fetch ends it
+                return
+            self._on_fetch(address, cycle + offset)
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
