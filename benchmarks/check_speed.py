@@ -99,6 +99,7 @@ def speed(frames: int, names: str, contents: list[str], repeats: int, offline: b
         f"{os.cpu_count()} CPUs"
     )
     print(f"{'cart':18} {'content':7} {'wall f/s':>9} {'ratio':>6} {'cpu f/s':>8} {'ratio':>6}  verdict")
+    short = []  # (cart, content, CPU-time ratio) below the target
     for name, cart in carts(names):
         for content in contents:
             kinds = CONTENTS[content]
@@ -121,6 +122,9 @@ def speed(frames: int, names: str, contents: list[str], repeats: int, offline: b
                 f"  {result.verdict}"
             )
             folder.cleanup()
+            if cpu_rate / real < 2:
+                short.append(f"{name} {content} {cpu_rate / real:.2f}")
+    print(f"below 2x by CPU time: {', '.join(short) if short else 'none'}")
 
 
 def peak_rss(frames: int, name: str, source: str) -> tuple[int, str]:

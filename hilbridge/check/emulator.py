@@ -28,8 +28,6 @@ from hilbridge.capture.stream import (
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import Bios
 from hilbridge.machine.blocks import FetchTable
-from hilbridge.machine.bus import READ as BUS_READ
-from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import CART_P1_MASK, PROGRAM_START, Cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputEvent, InputMovie
@@ -103,61 +101,105 @@ def repeated_rows(fetches: FetchTable, cycle: int, period: int, count: int, show
 
 class BulkFetches:
     """The fetch tables reported in bulk during a frame, expanded into event rows at once at its end:
-    a table's entries are stored once (the first time it is seen), each report is four numbers."""
+    a block's table entries are stored once (the first time it is seen), each run of it is one
+    tuple; skipped idle iterations are one tuple per skip (their table is new each time, so its
+    entries are kept for the frame only)."""
 
     def __init__(self) -> None:
         # id -> (the table, kept alive; its first entry in the store; its offsets)
         self._known: dict[int, tuple[FetchTable, int, tuple[int, ...]]] = {}
         self._entries: list[tuple[int, int, int]] = []  # every known table's (offset, address, byte)
         self._store = np.empty((0, 3), np.int64)
-        self._reports: list[tuple[int, int, int, int]] = []  # (base, entries run, cycle, p1 shown)
+        self.runs: list[tuple[FetchTable, int, int, int]] = []  # (table, cycle, cycles ran, p1 shown)
+        self._repeats: list[tuple[int, int, int, int, int, int]] = []  # (base, n, cycle, period, count, p1)
+        self._repeat_entries: list[tuple[int, int, int]] = []  # the frame's skipped tables' entries
         self.rows: list[np.ndarray] = []  # rows expanded, in report order
 
     def add(self, fetches: FetchTable, cycle: int, ran: int, shown: int) -> None:
         """The entries of `fetches` at offsets below `ran`, from `cycle`, with P1 `shown`."""
-        known = self._known.get(id(fetches))
-        if known is None:
-            if len(self._known) >= 1 << 16:
-                self._flush()
-                self._known.clear()
-                self._entries.clear()
-                self._store = np.empty((0, 3), np.int64)
-            offsets = tuple(offset for offset, _, _ in fetches.entries)
-            known = self._known[id(fetches)] = (fetches, len(self._entries), offsets)
-            self._entries += fetches.entries
-        offsets = known[2]
-        run = len(offsets) if offsets[-1] < ran else bisect_left(offsets, ran)
-        self._reports.append((known[1], run, cycle, shown))
+        self.runs.append((fetches, cycle, ran, shown))
+
+    def add_repeat(self, fetches: FetchTable, cycle: int, period: int, count: int, shown: int) -> None:
+        """`count` iterations of `fetches`, every `period` cycles from `cycle` (`repeated_rows`)."""
+        entries = fetches.entries
+        self._repeats.append((len(self._repeat_entries), len(entries), cycle, period, count, shown))
+        self._repeat_entries += entries
 
     def add_rows(self, rows: np.ndarray) -> None:
         """Event rows already expanded (repeated idle iterations), after the reports so far."""
         self._flush()
         self.rows.append(rows)
 
+    def _reports(self) -> list[tuple[int, int, int, int]]:
+        """The runs so far as (first entry in the store, entries run, cycle, p1 shown); forgets them."""
+        known = self._known
+        reports = []
+        last: FetchTable | None = None  # loops run one block many times in a row
+        for fetches, cycle, ran, shown in self.runs:
+            if fetches is not last:
+                found = known.get(id(fetches))
+                if found is None:
+                    if len(known) >= 1 << 16:
+                        return reports  # the store is full: the rest after it is expanded and emptied
+                    offsets = tuple(offset for offset, _, _ in fetches.entries)
+                    found = known[id(fetches)] = (fetches, len(self._entries), offsets)
+                    self._entries += fetches.entries
+                last, base, offsets = fetches, found[1], found[2]
+                size, final = len(offsets), offsets[-1]
+            reports.append((base, size if final < ran else bisect_left(offsets, ran), cycle, shown))
+        return reports
+
     def _flush(self) -> None:
-        """Expand the reports so far into `rows`."""
-        if not self._reports:
-            return
-        if len(self._store) < len(self._entries):
-            self._store = np.array(self._entries, np.int64)
-        reports = _flat(self._reports, 4)
-        self._reports = []
-        base, run, cycle, shown = reports.T
-        total = int(run.sum())
-        starts = np.cumsum(run) - run
-        index = np.arange(total) + np.repeat(base - starts, run)
-        rows = np.empty((total, 5), np.int64)
-        rows[:, 0] = np.repeat(cycle, run) + self._store[index, 0]
-        rows[:, 1] = FETCH
-        rows[:, 2:4] = self._store[index, 1:]
-        rows[:, 4] = np.repeat(shown, run)
-        self.rows.append(rows)
+        """Expand the runs and repeats so far into `rows`."""
+        while self.runs:
+            reports = self._reports()
+            done = len(reports)
+            del self.runs[:done]
+            if len(self._store) < len(self._entries):
+                self._store = np.array(self._entries, np.int64)
+            if reports:
+                self.rows.append(_expanded(self._store, _flat(reports, 4)))
+            if self.runs:  # the store was full
+                self._known.clear()
+                self._entries.clear()
+                self._store = np.empty((0, 3), np.int64)
+        if self._repeats:
+            repeats = _flat(self._repeats, 6)
+            base, entries, cycle, period, count, shown = repeats.T
+            iteration = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+            reports = np.column_stack(
+                (
+                    np.repeat(base, count),
+                    np.repeat(entries, count),
+                    np.repeat(cycle, count) + iteration * np.repeat(period, count),
+                    np.repeat(shown, count),
+                )
+            )
+            self.rows.append(_expanded(np.array(self._repeat_entries, np.int64), reports))
+            self._repeats.clear()
+            self._repeat_entries.clear()
 
     def take(self) -> list[np.ndarray]:
-        """The frame's fetch rows in report order; forgets them."""
+        """The frame's fetch rows; forgets them. Rows of different reports never share a cycle (each
+        covers its own instructions), so their order is left to the merge by cycle."""
         self._flush()
         rows, self.rows = self.rows, []
         return rows
+
+
+def _expanded(store: np.ndarray, reports: np.ndarray) -> Rows:
+    """Fetch rows of `reports` (first entry in `store`, entries, cycle, p1 shown), each report's
+    entries in table order."""
+    base, run, cycle, shown = reports.T
+    total = int(run.sum())
+    starts = np.cumsum(run) - run
+    index = np.arange(total) + np.repeat(base - starts, run)
+    rows = np.empty((total, 5), np.int64)
+    rows[:, 0] = np.repeat(cycle, run) + store[index, 0]
+    rows[:, 1] = FETCH
+    rows[:, 2:4] = store[index, 1:]
+    rows[:, 4] = np.repeat(shown, run)
+    return rows
 
 
 class EmulatorSide:
@@ -188,14 +230,21 @@ class EmulatorSide:
         self._events: list[Event] = []  # accesses and P1 changes, in bus order
         self._fetched: list[Event] = []  # fetches and their markers reported one by one, in bus order
         self._bulk = BulkFetches()  # fetches reported a table at a time, after the accesses among them
+        self._runs = self._bulk.runs
         self._reads: list[np.ndarray] = []  # skipped polling reads, (n, 5) event rows, in bus order
         self._p1 = self.console.p1 & CART_P1_MASK
-        self.console.add_bus_listener(self._on_access)
+        # MOVX accesses are taken by wrapping the console's (without a BusAccess and a listener
+        # call each, which cost as much as the access itself)
+        self._movx_read = self.console.movx_read
+        self._movx_write = self.console.movx_write
+        self.console.movx_read = self._on_movx_read  # type: ignore[method-assign]
+        self.console.movx_write = self._on_movx_write  # type: ignore[method-assign]
         # Fetches come straight from the CPU (as `program_fetch` calls), without a BusAccess each:
         # they are most of the events, and the check must keep up with the console. Without fetches
         # in the capture they are traced only up to the reset fetch (the alignment point): the CPU
         # then runs its fast paths, many times faster.
         self.fetches = bool(self.what & KIND_BITS["FETCH"])
+        self._prog = self.console.prog  # the console keeps it up to date in place (bank switches)
         self.reset_cycle: int | None = None
         self.console.program_fetch = self._on_fetch  # type: ignore[method-assign]
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
@@ -228,13 +277,14 @@ class EmulatorSide:
     def _on_fetch(self, address: int, cycle: int) -> None:
         if address < PROGRAM_START:
             return
-        console = self.console
-        p1 = console.p1
+        p1 = self.console.p1
         if (p1 & CART_P1_MASK) != self._p1:
             self._p1_seen(cycle, p1)
         events = self._fetched
-        if self.what & 1:
-            events.append((cycle, FETCH, address, console.prog[address], p1 & self.p1_mask))
+        if self.fetches:
+            events.append((cycle, FETCH, address, self._prog[address], p1 & self.p1_mask))
+        if address > VSYNC_HOOK:
+            return
         if address == RESET_ADDRESS:
             events.append((cycle, RESET, address, 0, 0))
             if self.reset_cycle is None:
@@ -250,19 +300,19 @@ class EmulatorSide:
         as `_on_fetch` would: the code writes no port, so P1 stays as it is at the first fetch.
         Tables reaching into the internal ROM or to a marker's address go through `_on_fetch`."""
         entries = fetches.entries
-        if fetches.high < PROGRAM_START or entries[0][0] >= ran:
-            return  # internal ROM code: the slot sees none of it
-        if fetches.low <= VSYNC_HOOK:
-            for offset, address, _ in entries:
-                if offset >= ran or not self.console.cpu.trace_fetches:  # the reset fetch ends it
-                    return
-                self._on_fetch(address, cycle + offset)
+        if fetches.low > VSYNC_HOOK and entries[0][0] < ran:  # cartridge code past the markers
+            p1 = self.console.p1
+            if (p1 & CART_P1_MASK) != self._p1:
+                self._p1_seen(cycle + entries[0][0], p1)
+            if self.fetches:
+                self._runs.append((fetches, cycle, ran, p1 & self.p1_mask))  # BulkFetches.add, inline
             return
-        p1 = self.console.p1
-        if (p1 & CART_P1_MASK) != self._p1:
-            self._p1_seen(cycle + entries[0][0], p1)
-        if self.what & 1:
-            self._bulk.add(fetches, cycle, ran, p1 & self.p1_mask)
+        if fetches.high < PROGRAM_START or entries[0][0] >= ran or fetches.low > VSYNC_HOOK:
+            return  # internal ROM code (the slot sees none of it), or nothing of the table ran
+        for offset, address, _ in entries:
+            if offset >= ran or not self.console.cpu.trace_fetches:  # the reset fetch ends it
+                return
+            self._on_fetch(address, cycle + offset)
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """The fetches of skipped idle iterations (`Board.repeat_fetches`): one iteration's table
@@ -273,7 +323,7 @@ class EmulatorSide:
             return
         shown = self._p1_seen(cycle + fetches.entries[0][0], self.console.p1)
         if self.what & 1:
-            self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, shown))
+            self._bulk.add_repeat(fetches, cycle, period, count, shown)
 
     def _take_events(self) -> Rows:
         """The frame's events in bus order: accesses and fetches merged by cycle; at one cycle the
@@ -286,21 +336,37 @@ class EmulatorSide:
         rows = np.concatenate(pieces)
         return rows[np.argsort(rows[:, 0], kind="stable")]
 
-    def _on_access(self, access: BusAccess) -> None:
-        cycle, kind, address, value, p1 = access
-        shown = self._p1_seen(cycle, p1)
-        events = self._events
-        code = READ if kind == BUS_READ else WRITE
-        if not self.what >> code & 1:
-            return
-        if p1 & P16_COPY_MODE:
-            if self.copies:
-                events.append((cycle, code | COPY_FLAG, address, value, p1))
+    def _on_movx_read(self, address: int, cycle: int) -> int:
+        p1 = self.console.p1
+        value = self._movx_read(address, cycle)
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle, p1)
+        if self.what & KIND_BITS["MOVX_READ"]:
+            if p1 & P16_COPY_MODE:
+                self._copy_mode(cycle, READ, address, value, p1)
             else:
-                self._unseen[0] += 1
-                self._unseen[1] += not p1 & P13_VDC_DISABLE
+                self._events.append((cycle, READ, address, value, p1 & self.p1_mask))
+        return value
+
+    def _on_movx_write(self, address: int, value: int, cycle: int) -> None:
+        p1 = self.console.p1
+        self._movx_write(address, value, cycle)
+        if (p1 & CART_P1_MASK) != self._p1:
+            self._p1_seen(cycle, p1)
+        if self.what & KIND_BITS["MOVX_WRITE"]:
+            if p1 & P16_COPY_MODE:
+                self._copy_mode(cycle, WRITE, address, value, p1)
+            else:
+                self._events.append((cycle, WRITE, address, value, p1 & self.p1_mask))
+
+    def _copy_mode(self, cycle: int, code: int, address: int, value: int, p1: int) -> None:
+        """A MOVX access in copy mode (P16 = 1): kept apart where the source reports such accesses,
+        else counted as unseen."""
+        if self.copies:
+            self._events.append((cycle, code | COPY_FLAG, address, value, p1))
         else:
-            events.append((cycle, code, address, value, shown))
+            self._unseen[0] += 1
+            self._unseen[1] += not p1 & P13_VDC_DISABLE
 
     def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
         """The reads of skipped polling iterations (`Board.repeat_reads`), appended in bulk as

@@ -125,15 +125,32 @@ def capture_blocks(
             values = rows["value"]
         return np.column_stack((cycles + shift, kinds, addresses, values.astype(np.int64), shown))
 
+    pending: list[np.ndarray] = []  # batches' records not yet turned into events (a live
+    waiting = 0  # adapter's chunks are small: converting them together saves numpy's fixed costs)
+
+    def converted() -> Rows:
+        nonlocal waiting
+        rows = pending[0] if len(pending) == 1 else np.concatenate(pending)
+        pending.clear()
+        waiting = 0
+        return events_of(rows)
+
     for item in items:
         if type(item) is CaptureRecord:
             item = batched_record(item)
             if item is None:
                 continue  # a record kind this check does not know is not evidence of anything
+        if pending and (type(item) is not RecordBatch or item.rows.dtype != pending[0].dtype):
+            block.append(converted())  # the records before this item first: cycles unwrap in order
+            held += len(block[-1])
         if type(item) is RecordBatch:
             if shift is None or not len(item.rows):
                 continue
-            piece = events_of(item.rows)
+            pending.append(item.rows)
+            waiting += len(item.rows)
+            if held + waiting < BLOCK_ITEMS:
+                continue
+            piece = converted()
         elif isinstance(item, ResetDetected):
             cycle = unwrap(item.cycle)
             if shift is None:
@@ -160,6 +177,8 @@ def capture_blocks(
         if held >= BLOCK_ITEMS:
             yield np.concatenate(block)
             block, held = [], 0
+    if pending:
+        block.append(converted())
     if block:
         yield np.concatenate(block)
 

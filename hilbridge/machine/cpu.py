@@ -628,6 +628,13 @@ class Cpu:
                 else:
                     self._compile_block(pc)
                     continue
+            opcode = self.prog[pc]
+            end = cycle + CYCLES[opcode]
+            if end < self.stop and block is not HEAD:  # one instruction as the fast loop runs it
+                self._trace_fetch(pc, opcode, cycle)
+                self.pc = self.handlers[opcode](NEXT_PC[pc], end)
+                self.cycle = end
+                continue
             self.step()
 
     def run_until(self, target: int) -> None:

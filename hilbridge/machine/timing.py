@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
+import numpy as np
+
 CLOCKS_PER_MACHINE_CYCLE = 15  # 8048: oscillator / 3 / 5
 
 
@@ -224,6 +226,20 @@ class Raster:
         chip = self.chip
         return chip.hstatus_start <= hpos < chip.bgate_start and self.y_beam(line, hpos) <= 242
 
+    def hstatus_of(self, pixels: np.ndarray) -> np.ndarray:
+        """`hstatus(*position_of(pixel))` of each global pixel in `pixels` (int64), as booleans."""
+        chip = self.chip
+        pixels = pixels % self.frame_pixels
+        line = (pixels // self.htotal + POWER_ON_LINE) % self.vtotal
+        hpos = pixels % self.htotal
+        line[(line == 0) & (hpos < chip.hblank_start)] = self.vtotal  # y_beam's line 0 before its hblank
+        # from bgate_start on hstatus is clear, so y_beam's next-line step never matters here
+        return (
+            (chip.hstatus_start <= hpos)
+            & (hpos < chip.bgate_start)
+            & (np.minimum(line, chip.y_beam_cap) <= 242)
+        )
+
     def next_t1_change_pixel(self, pixel: int) -> int:
         """First global pixel after `pixel` at which T1 changes."""
         return self.t1_run(pixel)[1]
@@ -317,6 +333,32 @@ class Timeslices:
             following = high
         self.cache = (begun, following, begun)
         return begun
+
+    def starts(self, first: int, period: int, count: int) -> np.ndarray | None:
+        """`start(first + k * period)` for k < `count`, as an int64 array (skipped polling reads),
+        or None before the first line timer fired. One window of the few-a-frame timers at a
+        time; the line timer's arithmetic in attoseconds is done relative to the window's first
+        start, so that it fits 64 bits."""
+        cycle_as = self.cycle_as
+        line_first, line_period = self.line_timer
+        if (first + 1) * cycle_as - 1 < line_first or count * period * cycle_as >= 1 << 62:
+            return None
+        starts = np.empty(count, np.int64)
+        done = 0
+        while done < count:
+            start = first + done * period
+            low, following, begun = self._frame_timers_window
+            if not low <= start < following:
+                window = self._window(self.frame_timers, (start + 1) * cycle_as)
+                low, following, begun = self._frame_timers_window = window
+            run = min(count - done, (following - 1 - start) // period + 1)
+            lines, rest = divmod((start + 1) * cycle_as - 1 - line_first, line_period)
+            more = (rest + np.arange(run, dtype=np.int64) * (period * cycle_as)) // line_period
+            fired_base, fired_rest = divmod(line_first + lines * line_period, cycle_as)
+            fired = fired_base + (fired_rest + more * line_period) // cycle_as
+            starts[done : done + run] = np.maximum(fired, begun)
+            done += run
+        return starts
 
     def _window(self, timers: tuple[tuple[int, int], ...], limit: int) -> tuple[int, int, int]:
         """(first, last + 1) instruction starts that see the same last firing of `timers` as one

@@ -55,6 +55,7 @@ from hilbridge.machine.timing import (
 from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer, changes_drawing
 
 MOVX_CYCLES = 2
+BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 LAST_VISIBLE_LINE = VISIBLE_LINES - 1
 LAST_VISIBLE_X = VISIBLE_WIDTH - 1
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
@@ -370,6 +371,10 @@ class Vdc:
         the skip draws up to the last one in one go, as a skip without bus listeners does."""
         if self._info[address & 0xFF].read != "status":
             return [self.peek(address, first + index * period) for index in range(count)]
+        if count >= BULK_STATUS_READS:
+            found = self._status_reads(first, period, count)
+            if found is not None:
+                return found
         values = []
         for cycle in range(first, first + count * period, period):
             self._sync_events(cycle - MOVX_CYCLES)
@@ -377,6 +382,32 @@ class Vdc:
             self._note_status_read(cycle)
             values.append(self._status_value(pixel))
         return values
+
+    def _status_reads(self, first: int, period: int, count: int) -> list[int] | None:
+        """`peek_reads` of the status register with array arithmetic, when no timer event reaches
+        the VDC among the reads (None otherwise): each read's slice starts at the later of the
+        scheduler's (`Timeslices.starts`) and the read before's end; attoseconds are counted from
+        the first start's slice, so that they fit 64 bits."""
+        last = first + (count - 1) * period
+        self._sync_events(first - MOVX_CYCLES)
+        if period < MOVX_CYCLES or last - MOVX_CYCLES >= self._quiet_until:
+            return None
+        scheduled = self.slices.starts(first - MOVX_CYCLES, period, count)
+        if scheduled is None:
+            return None
+        cycles = np.arange(count, dtype=np.int64) * period + first
+        begun = scheduled
+        begun[1:] = np.maximum(scheduled[1:], cycles[:-1])  # the read before ended a slice
+        begun[0] = self._slice_start(first - MOVX_CYCLES)
+        base = int(begun[0])
+        cycle_as, slice_cycle_as, pixel_as = self._cycle_as, self._slice_cycle_as, self._pixel_as
+        pixel_base, rest = divmod(base * cycle_as + pixel_as // 2, pixel_as)
+        since = begun - base
+        pixels = pixel_base + (rest + since * cycle_as + (cycles - begun) * slice_cycle_as) // pixel_as
+        self._status_read_cycle = last - period  # as the reads before the last one leave it
+        self._note_status_read(last)
+        steady = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
+        return (self.raster.hstatus_of(pixels) * STATUS_HSTATUS | steady).tolist()
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
         """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
