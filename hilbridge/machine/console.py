@@ -231,12 +231,15 @@ class Console:
         """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners, one
         by one: a listener may ask the chip about the read it is told of (`Vdc.mame_trace_cycle`
         depends on the last status read), so each read is peeked just before its notification. A
-        board that only records the values takes them in one call (`peek_reads`)."""
+        board that only records the values takes them in one call (`peek_reads`). With no listener,
+        the chip does what the last read, which the CPU peeks, depends on (`VideoChip.skip_reads`)."""
         if self._listeners:
             p1 = self.p1
             for index in range(count):
                 cycle = first + index * period
                 self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
+        elif not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            self.vdc.skip_reads(address, first, period, count)
 
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:
