@@ -568,15 +568,17 @@ class Cpu:
         if credit < -GIVE_UP * TRY_COST:
             del self.anchor_credit[anchor]
             self.anchor_failures[anchor] = GIVE_UP
-            self._give_up(anchor, movx_pc)
+            self._give_up(anchor, movx_pc, compile_block=False)
 
-    def _give_up(self, anchor: int, movx_pc: int) -> None:
+    def _give_up(self, anchor: int, movx_pc: int, compile_block: bool = True) -> None:
         """No longer try the anchor: a poll anchor no longer stops the fast loop, a spin anchor gets
-        its block compiled."""
+        its block compiled, or (`compile_block` False: it is idle code, only not worth trying
+        there) runs instruction by instruction, so that a block from it does not run over another
+        anchor of the loop (wait_vsync's spin is also entered at its JZ, after each interrupt)."""
         if movx_pc >= 0:
             self.poll_anchors[anchor] = False
         elif self.blocks[anchor] is HEAD:
-            self.blocks[anchor] = None
+            self.blocks[anchor] = None if compile_block else False
             self.visits[anchor] = 0
 
     def code_changed(self, view: object = None) -> None:

@@ -114,3 +114,40 @@ def test_skipping_without_a_listener_or_in_bulk_equals_stepping(name: str, regio
     for frame, (ours, reference) in enumerate(zip(frames, stepped, strict=True)):
         assert ours == reference, f"frame {frame}"
     assert records == stepped_records
+
+
+def skipped_share(spec: CartSpec, region: str, frames: int, last: int, monkeypatch: pytest.MonkeyPatch):
+    """The share of the cycles of the last `last` of `frames` frames that idle skipping jumped."""
+    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    skipped = [0]
+    original = Cpu._skip_loop
+
+    def counted(cpu: Cpu, anchor: int, movx_pc: int, address: int) -> None:
+        before = cpu.cycle
+        original(cpu, anchor, movx_pc, address)
+        skipped[0] += cpu.cycle - before
+
+    monkeypatch.setattr(Cpu, "_skip_loop", counted)
+    for frame in range(frames - last):
+        spec.inputs.apply(console, frame)
+        console.run_frames(1)
+    start, skipped[0] = console.cycle, 0
+    for frame in range(frames - last, frames):
+        spec.inputs.apply(console, frame)
+        console.run_frames(1)
+    return skipped[0] / (console.cycle - start)
+
+
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+def test_a_wait_is_still_skipped_after_hundreds_of_frames(region: str, monkeypatch) -> None:
+    """An anchor given up for costing more than it saves is not compiled into a block that would
+    hide the loop's other anchor: wait_vsync's spin on the flag, entered at its JZ after each
+    interrupt, once stopped being skipped from frame ~140 on."""
+    assert skipped_share(SPECS["wait_vsync"], region, 300, 100, monkeypatch) > 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("region", ["ntsc", "pal"])
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_wait_is_still_skipped_after_hundreds_of_frames(name: str, region: str, monkeypatch) -> None:
+    assert skipped_share(SPECS[name], region, 300, 100, monkeypatch) > 0.3
