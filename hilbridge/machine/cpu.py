@@ -136,7 +136,7 @@ class Cpu:
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
         self.anchor_failures: dict[int, int] = {}  # per anchor: failed tries, -1 once one skipped
         self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
-        self.anchor_credit: dict[int, int] = {}  # per anchor that skipped: cycles saved - tries' cost
+        self.anchor_credit: dict[int, int] = {}  # per spin anchor that skipped: cycles saved - tries' cost
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -513,8 +513,11 @@ class Cpu:
         if count < SHORT_SKIP and movx_pc < 0:
             self._anchor_failed(anchor, movx_pc)  # a poll's short skips come in runs: keep trying
         elif count > 0 and self.anchor_failures.get(anchor, 0) >= 0:
-            self.anchor_failures[anchor] = -1  # it has skipped: from now on its credit decides
-            self.anchor_credit[anchor] = 0
+            # it has skipped: a poll is never given up (its tries come with its real reads), a spin
+            # anchor when its credit runs out
+            self.anchor_failures[anchor] = -1
+            if movx_pc < 0:
+                self.anchor_credit[anchor] = 0
         self._charge(anchor, movx_pc, count * period if count > 0 else 0)
         if count <= 0:
             return
@@ -557,7 +560,7 @@ class Cpu:
             self._give_up(anchor, movx_pc)
 
     def _charge(self, anchor: int, movx_pc: int, saved: int) -> None:
-        """Book a try of an anchor that has skipped: `saved` cycles skipped, `TRY_COST` spent. One
+        """Book a try of a spin anchor that has skipped: `saved` cycles skipped, `TRY_COST` spent. One
         whose tries have cost more than `GIVE_UP` tries' worth beyond what it saved (a loop that
         mostly runs a pass or two, as line-counting T1 loops do) is given up."""
         credit = self.anchor_credit.get(anchor)
