@@ -18,9 +18,8 @@ SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(WAIT_LOO
 FRAMES = 12
 
 
-def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch):
-    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
-    console.cpu.skip_idle = skip
+def count_skipped_cycles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list that counts the cycles idle skipping jumps from now on."""
     skipped = [0]
     original = Cpu._skip_loop
 
@@ -30,6 +29,13 @@ def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch
         skipped[0] += cpu.cycle - before
 
     monkeypatch.setattr(Cpu, "_skip_loop", counted)
+    return skipped
+
+
+def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch):
+    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console.cpu.skip_idle = skip
+    skipped = count_skipped_cycles(monkeypatch)
     records: list = []
     console.add_bus_listener(records.append)
     pictures = []
@@ -119,15 +125,7 @@ def test_skipping_without_a_listener_or_in_bulk_equals_stepping(name: str, regio
 def skipped_share(spec: CartSpec, region: str, frames: int, last: int, monkeypatch: pytest.MonkeyPatch):
     """The share of the cycles of the last `last` of `frames` frames that idle skipping jumped."""
     console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
-    skipped = [0]
-    original = Cpu._skip_loop
-
-    def counted(cpu: Cpu, anchor: int, movx_pc: int, address: int) -> None:
-        before = cpu.cycle
-        original(cpu, anchor, movx_pc, address)
-        skipped[0] += cpu.cycle - before
-
-    monkeypatch.setattr(Cpu, "_skip_loop", counted)
+    skipped = count_skipped_cycles(monkeypatch)
     for frame in range(frames - last):
         spec.inputs.apply(console, frame)
         console.run_frames(1)
