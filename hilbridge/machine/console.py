@@ -63,6 +63,10 @@ def _default_vdc(region: Region) -> VideoChip:
     return Vdc(region)
 
 
+CHIP_SIGNALS = ("t1", "irq", "next_t1_change", "next_irq_event")
+"""Board methods that only forward to the video chip (bound to it per console)."""
+
+
 class Console:
     """An Odyssey² (NTSC) or Videopac G7000 (PAL) with one cartridge, cycle-exact to MAME 0.251."""
 
@@ -96,6 +100,12 @@ class Console:
         self.vdc: VideoChip = vdc if vdc is not None else _default_vdc(region)
         # MAME's frame end (raster at line 243, hpos 0); the VDC knows it to the attosecond
         self.frame_end_cycle: Callable[[int], int] = self.vdc.frame_end_cycle
+        # The chip's signals answer the CPU directly, without the forwarding call (it samples T1
+        # hundreds of times a frame); the chip is chosen here once. A subclass that answers a
+        # signal itself (the simulator's deviant consoles) keeps its method.
+        for name in CHIP_SIGNALS:
+            if getattr(type(self), name) is getattr(Console, name):
+                setattr(self, name, getattr(self.vdc, name))
         self.prog = bytearray(0x1000)
         self.prog[:PROGRAM_START] = bios.image
         self.ram = bytearray(EXTERNAL_RAM_SIZE)
@@ -231,12 +241,15 @@ class Console:
         """Report `count` skipped polling reads (every `period` cycles from `first`) to listeners, one
         by one: a listener may ask the chip about the read it is told of (`Vdc.mame_trace_cycle`
         depends on the last status read), so each read is peeked just before its notification. A
-        board that only records the values takes them in one call (`peek_reads`)."""
+        board that only records the values takes them in one call (`peek_reads`). With no listener,
+        the chip does what the last read, which the CPU peeks, depends on (`VideoChip.skip_reads`)."""
         if self._listeners:
             p1 = self.p1
             for index in range(count):
                 cycle = first + index * period
                 self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
+        elif not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+            self.vdc.skip_reads(address, first, period, count)
 
     def program_fetch(self, address: int, cycle: int) -> None:
         if address >= PROGRAM_START and self._fetch_listeners:

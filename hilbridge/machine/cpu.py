@@ -49,6 +49,11 @@ SHORT_SKIP = 4
 """Iterations a spin anchor's skip must save to count as a success (fewer cost more than they save)."""
 GIVE_UP = 16
 """Failed idle analyses in a row after which an anchor is no longer tried."""
+TRY_COST = 48
+"""Cycles of running the loop that one skip try costs as much time as (the fast loop's stop, `step()`,
+the cached analysis): an anchor that has skipped is given up when its tries cost more than they save."""
+CREDIT_CAP = 1 << 16
+"""Cycles of saving an anchor keeps to its credit (a long wait pays for that many cycles' tries)."""
 
 
 def _nothing(ram: bytearray) -> tuple[()]:
@@ -61,6 +66,7 @@ class Cpu:
     __slots__ = (
         "a",
         "a11",
+        "anchor_credit",
         "anchor_failures",
         "anchor_visits",
         "block_hot",
@@ -130,6 +136,7 @@ class Cpu:
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
         self.anchor_failures: dict[int, int] = {}  # per anchor: failed tries, -1 once one skipped
         self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
+        self.anchor_credit: dict[int, int] = {}  # per spin anchor that skipped: cycles saved - tries' cost
         self.cycle = 0
         self.a = 0
         self.psw = 0
@@ -488,6 +495,7 @@ class Cpu:
             return
         last, self.anchor_visits[anchor] = self.anchor_visits.get(anchor, -1), cycle
         if last != cycle - loop.period:
+            self._charge(anchor, movx_pc, 0)
             return  # skip from the second pass on: the iteration before ran as the skipped ones will
         horizon = min(self.target, self.timer_event)
         if loop.irq or (self.xirq_enabled and not self.irq_in_progress):
@@ -504,12 +512,15 @@ class Cpu:
             count = min(count, (self.ram[loop.delay_register] - 1) & 0xFF)
         if count < SHORT_SKIP and movx_pc < 0:
             self._anchor_failed(anchor, movx_pc)  # a poll's short skips come in runs: keep trying
-            if count <= 0:
-                return
-        elif count <= 0:
+        elif count > 0 and self.anchor_failures.get(anchor, 0) >= 0:
+            # it has skipped: a poll is never given up (its tries come with its real reads), a spin
+            # anchor when its credit runs out
+            self.anchor_failures[anchor] = -1
+            if movx_pc < 0:
+                self.anchor_credit[anchor] = 0
+        self._charge(anchor, movx_pc, count * period if count > 0 else 0)
+        if count <= 0:
             return
-        else:
-            self.anchor_failures[anchor] = -1  # it has skipped: it is never given up
         if self.trace_fetches:
             self._replay_traced(loop, address, cycle, count)
         elif movx_pc >= 0:
@@ -540,18 +551,37 @@ class Cpu:
 
     def _anchor_failed(self, anchor: int, movx_pc: int) -> None:
         """After `GIVE_UP` failed or short skips and no long one, stop trying the anchor (it is not
-        idle code, or its waits are too short to gain anything):
-        a poll anchor no longer stops the fast loop, a spin anchor gets its block compiled."""
+        idle code, or its waits are too short to gain anything)."""
         failures = self.anchor_failures.get(anchor, 0)
         if failures < 0:
             return
         self.anchor_failures[anchor] = failures + 1
-        if failures + 1 < GIVE_UP:
+        if failures + 1 >= GIVE_UP:
+            self._give_up(anchor, movx_pc)
+
+    def _charge(self, anchor: int, movx_pc: int, saved: int) -> None:
+        """Book a try of a spin anchor that has skipped: `saved` cycles skipped, `TRY_COST` spent. One
+        whose tries have cost more than `GIVE_UP` tries' worth beyond what it saved (a loop that
+        mostly runs a pass or two, as line-counting T1 loops do) is given up."""
+        credit = self.anchor_credit.get(anchor)
+        if credit is None:
             return
+        credit += saved - TRY_COST
+        self.anchor_credit[anchor] = credit if credit < CREDIT_CAP else CREDIT_CAP
+        if credit < -GIVE_UP * TRY_COST:
+            del self.anchor_credit[anchor]
+            self.anchor_failures[anchor] = GIVE_UP
+            self._give_up(anchor, movx_pc, compile_block=False)
+
+    def _give_up(self, anchor: int, movx_pc: int, compile_block: bool = True) -> None:
+        """No longer try the anchor: a poll anchor no longer stops the fast loop, a spin anchor gets
+        its block compiled, or (`compile_block` False: it is idle code, only not worth trying
+        there) runs instruction by instruction, so that a block from it does not run over another
+        anchor of the loop (wait_vsync's spin is also entered at its JZ, after each interrupt)."""
         if movx_pc >= 0:
             self.poll_anchors[anchor] = False
         elif self.blocks[anchor] is HEAD:
-            self.blocks[anchor] = None
+            self.blocks[anchor] = None if compile_block else False
             self.visits[anchor] = 0
 
     def code_changed(self, view: object = None) -> None:
@@ -561,6 +591,7 @@ class Cpu:
         self.poll_anchors.clear()
         self.anchor_failures.clear()
         self.anchor_visits.clear()
+        self.anchor_credit.clear()
         self.code_switched = True  # the fast loop holds the old lists: it stops at once and takes
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:

@@ -68,6 +68,7 @@ CONTROL_DISPLAY = 0x20
 STATUS_HSTATUS = 0x01
 STATUS_SOUND = 0x04
 STATUS_VBL = 0x08
+STATUS_OVERLAP = 0x80  # major objects overlapped in a pixel drawn since the last read
 STATUS_CLEARED_BY_READ = 0xCC  # sound, VBL, external overlap, major overlap
 
 CONTROL = 0xA0
@@ -179,6 +180,7 @@ class Vdc:
         self._t1_span = NO_SPAN  # (first, last + 1) cycle over which T1 is known, its value
         self._t1_next_span = NO_SPAN  # the same for T1's next value
         self._deferred_update = -1  # end cycle of a redraw with the current picture not yet recorded
+        self._skipped_status_read = (-1, 0)  # (cycle, value) of the last skipped A1 read (`peek`)
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
@@ -323,7 +325,12 @@ class Vdc:
             return NEVER
         if kind in ("beam_y", "beam_x"):
             return NEVER if not self.registers[CONTROL] & CONTROL_STROBE else cycle + 1
-        if self._last_read_value & (STATUS_CLEARED_BY_READ if kind == "status" else 0xFF):
+        cleared = STATUS_CLEARED_BY_READ if kind == "status" else 0xFF
+        if kind == "status" and not mask & STATUS_OVERLAP:
+            # skipped reads take and clear the overlap bit one by one (`peek`): a loop that does not
+            # look at it goes on through the lines where overlapping objects set it again
+            cleared &= ~STATUS_OVERLAP
+        if self._last_read_value & cleared:
             return cycle + 1  # that read cleared bits: the next one reads them as 0
         picture = self._current_picture()
         pixel = self._beam_pixel(cycle)
@@ -336,40 +343,63 @@ class Vdc:
                 return NEVER
             marked = min(frame_end, self._next_marked_pixel(pixel, picture.collision_positions()))
             return self._cycle_past(marked, cycle)
-        # status: events and the major-overlap bit (bits a read clears, so a skipped read would
-        # have changed what the next one returns: never skipped, whatever the mask), and hstatus
+        # status: events (bits a read clears, so a skipped read would have changed what the next
+        # one returns: never skipped, whatever the mask), hstatus and, if the loop looks at it, the
+        # major-overlap bit
         horizon = self.next_irq_event(cycle - MOVX_CYCLES) + MOVX_CYCLES
         if mask & STATUS_HSTATUS:
             hstatus = self.raster.next_hstatus_change(pixel)
             horizon = min(horizon, max(cycle + 1, self.timing.first_cycle_at_pixel(hstatus) - 1))
-        if picture.objects_on and picture.overlap_positions().size:
+        if mask & STATUS_OVERLAP and picture.objects_on and picture.overlap_positions().size:
             overlap = min(frame_end, self._next_marked_pixel(pixel, picture.overlap_positions()))
             horizon = min(horizon, self._cycle_past(overlap, cycle))
         return max(horizon, cycle + 1)
 
     def peek(self, address: int, cycle: int) -> int:
-        """What a read of `address` ending at `cycle` would return, without clearing anything (for
-        reads the CPU skipped under `read_horizon(..., mask)`; the drawing it does is harmless)."""
+        """What a read of `address` ending at `cycle`, one the CPU skipped under `read_horizon(...,
+        mask)`, returns. Its side effects are those of the read (MAME made it): under the horizon
+        they clear nothing but a status read's overlap bit, which the next skipped read may see set
+        again. Asked again for the same cycle (the CPU's `peek_read` after the board was told of the
+        skipped reads), the same answer, without a second read."""
         info = self._info[address & 0xFF]
         if info.read == "collision":
             self._draw_to_beam(cycle)
             return self._collect_collisions()
         if info.read != "status":
             return self.read(address, cycle)  # no side effects for the other kinds
+        done, value = self._skipped_status_read
+        if cycle == done:
+            return value
         self._sync_events(cycle - MOVX_CYCLES)
-        pixel = self._beam_pixel(cycle)
-        self._draw_to_beam(cycle, pixel)
-        major, _ = self.renderer.resolve(collisions=False)
-        self.control_status |= major
-        self._note_status_read(cycle)  # the skipped read happened in MAME: its timeslice ended
-        return self._status_value(pixel)
+        value = self._status_read(cycle)
+        self._skipped_status_read = (cycle, value)
+        return value
+
+    def skip_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """`count` reads skipped under `read_horizon` (every `period` cycles from `first`) that no one
+        is told of: what the last one, which the CPU then `peek`s, depends on. A status read's
+        timeslice starts at the read before it, and its overlap bit is what was drawn since that
+        read, whose beam position depends on the read before that one."""
+        if count < 2 or self._info[address & 0xFF].read != "status":
+            return
+        last_but_one = first + (count - 2) * period
+        picture = self._current_picture()
+        if picture.objects_on and picture.overlap_positions().size:
+            self._note_status_read(last_but_one - period)
+            self.peek(address, last_but_one)
+        else:
+            self._note_status_read(last_but_one)
 
     def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
         """What `count` reads skipped under `read_horizon` (every `period` cycles from `first`) would
-        return, as `peek` one by one would. A status read's value is its beam's hstatus over bits
-        the horizon keeps unchanged, so the skipped reads are not drawn: the CPU's `peek_read` after
-        the skip draws up to the last one in one go, as a skip without bus listeners does."""
-        if self._info[address & 0xFF].read != "status":
+        return, as `peek` one by one would. Where no pixel of the picture can set the overlap bit, a
+        status read's value is its beam's hstatus over bits the horizon keeps unchanged, so the
+        skipped reads are not drawn: the CPU's `peek_read` after the skip draws up to the last one
+        in one go."""
+        picture = self._current_picture()
+        if self._info[address & 0xFF].read != "status" or (
+            picture.objects_on and picture.overlap_positions().size
+        ):
             return [self.peek(address, first + index * period) for index in range(count)]
         if count >= BULK_STATUS_READS:
             found = self._status_reads(first, period, count)
@@ -601,20 +631,25 @@ class Vdc:
         if start >= self._quiet_until:
             self._sync_events(start)
         if kind == "status":
-            pixel = self._beam_pixel(cycle)
-            self._draw_to_beam(cycle, pixel)
-            major, _ = self.renderer.resolve(collisions=False)
-            self.control_status |= major
-            data = self._status_value(pixel)
-            self.irq_line = False
-            self.control_status &= ~STATUS_CLEARED_BY_READ
-            self._last_read_value = data
-            self._note_status_read(cycle)
-            return data
+            return self._status_read(cycle)
         self._draw_to_beam(cycle)
         data = self._collect_collisions()
         self.collision_status = 0
         self._last_read_value = data
+        return data
+
+    def _status_read(self, cycle: int) -> int:
+        """An A1 read ending at `cycle` (timer events seen): draws to the beam, takes the overlap
+        bit, clears what a read clears, ends MAME's timeslice."""
+        pixel = self._beam_pixel(cycle)
+        self._draw_to_beam(cycle, pixel)
+        major, _ = self.renderer.resolve(collisions=False)
+        self.control_status |= major
+        data = self._status_value(pixel)
+        self.irq_line = False
+        self.control_status &= ~STATUS_CLEARED_BY_READ
+        self._last_read_value = data
+        self._note_status_read(cycle)
         return data
 
     def _collect_collisions(self) -> int:
@@ -744,6 +779,7 @@ class Vdc:
         self._earlier_status_read_cycle = int(state.get("earlier_status_read_cycle", 0))
         self._t1_span = self._t1_next_span = NO_SPAN
         self._deferred_update = -1
+        self._skipped_status_read = (-1, 0)
         self.sound.load_state(state["sound"])
         self.renderer.load_state(state["renderer"])
         self._picture = None

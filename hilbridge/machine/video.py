@@ -605,6 +605,8 @@ class MajorSystem:
         for y, bottom, *_rest in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
+        # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
+        self._paint_order = list(reversed(dict.fromkeys(self.cells)))
         # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
         blank = np.empty if self.cells else np.zeros
         shape = (VISIBLE_LINES, _MAJOR_WIDTH)
@@ -635,7 +637,7 @@ class MajorSystem:
         self.colour[low:end] = 0
         # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
         # colours are 8-15, so a pixel is opaque where it has one
-        for y, bottom, x, pointer9, height_pointer, colour in reversed(self.cells):
+        for y, bottom, x, pointer9, height_pointer, colour in self._paint_order:
             top, stop = max(y, low), min(bottom, end)
             if top < stop:
                 bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
@@ -662,10 +664,17 @@ def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tupl
     is where two cells or more cover a pixel. A few comparisons per pair of cells in Python cost less
     than counting every cell's cover in a numpy array (one call per cell), and only the few
     overlapping pairs then touch the array."""
-    boxes = []
-    for index, cell in enumerate(cells):
-        y, bottom, x = cell[0], cell[1], cell[2]
-        for other in cells[index + 1 :]:
+    # cells on the same rectangle (the power-on registers stack every character at one place) are
+    # one rectangle that is itself a box
+    covers: dict[tuple[int, int, int], int] = {}
+    for cell in cells:
+        covers[cell[:3]] = covers.get(cell[:3], 0) + 1
+    boxes = [
+        (y, bottom, x, min(x + 16, VISIBLE_WIDTH)) for (y, bottom, x), count in covers.items() if count > 1
+    ]
+    rectangles = list(covers)
+    for index, (y, bottom, x) in enumerate(rectangles):
+        for other in rectangles[index + 1 :]:
             other_x = other[2]
             if -16 < other_x - x < 16 and other[0] < bottom and y < other[1]:
                 left, right = (other_x, x + 16) if other_x > x else (x, other_x + 16)

@@ -22,7 +22,13 @@ class VideoChip(Protocol):
         ...
 
     def peek(self, address: int, cycle: int) -> int:
-        """What a read would return, without clearing anything (for reads the CPU skipped)."""
+        """A read the CPU skipped under `read_horizon`: its answer (the same when asked again for the
+        same cycle); it clears nothing the horizon does not allow."""
+        ...
+
+    def skip_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """Reads skipped under `read_horizon` that no one is told of: what the `peek` of the last one
+        depends on."""
         ...
 
     def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:

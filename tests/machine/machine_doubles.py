@@ -78,6 +78,9 @@ class ScriptedVdc:
     def peek_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
         return [self.peek(address, first + index * period) for index in range(count)]
 
+    def skip_reads(self, address: int, first: int, period: int, count: int) -> None:
+        """A skipped read here changes nothing `peek` of the last one depends on."""
+
     def read_horizon(self, address: int, cycle: int, mask: int = 0xFF) -> int:
         """A1 (the only register with side effects here) reads the same until /INT next rises, unless
         the read at `cycle` saw /INT and so cleared it: then the next read already differs."""

@@ -46,3 +46,19 @@ def test_the_console_calls_nothing_on_its_chip_that_video_chip_does_not_declare(
     source = inspect.getsource(console_module)
     called = set(re.findall(r"self\.vdc\.(\w+)", source))
     assert called <= protocol_methods(VideoChip), called - protocol_methods(VideoChip)
+
+
+def test_the_chip_signals_answer_the_cpu_directly_unless_a_subclass_answers_them():
+    """`Console.t1` and the other forwarding signals are the chip's own bound methods (no call in
+    between), but a console subclass that answers one itself keeps its answer."""
+
+    class LateIrq(Console):
+        def irq(self, cycle: int) -> bool:
+            return True
+
+    cart = load_cartridge(assemble_cart("        org 400h\n        jmp $\n"), "o2_rom")
+    plain, late = Console(cart, vdc=ScriptedVdc()), LateIrq(cart, vdc=ScriptedVdc())
+    for name in console_module.CHIP_SIGNALS:
+        assert getattr(plain, name) == getattr(plain.vdc, name), name
+    assert late.irq(0) is True and late.cpu.board.irq(0) is True
+    assert late.t1 == late.vdc.t1

@@ -11,7 +11,7 @@ from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.palette import RF_PALETTE, RGB_PALETTE, to_rgb
 from hilbridge.machine.timing import NTSC, PAL
 from hilbridge.machine.vdc import Vdc
-from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, GridLayer, MajorSystem
+from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, GridLayer, MajorSystem, character_cell
 
 BACKGROUND_BLACK = 0x00
 
@@ -240,3 +240,33 @@ def test_grid_drawn_line_range_by_line_range_equals_the_whole_layer(
     for first, last in _lines_in_any_order(ranges):
         pieces.drawn(first, last)
     assert (pieces.drawn(0, VISIBLE_LINES - 1) == GridLayer(key).drawn(0, VISIBLE_LINES - 1)).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    places=st.lists(st.sampled_from([0, 8, 16]), min_size=0x38, max_size=0x38),
+    codes=st.lists(st.sampled_from([0, 1, 0x22]), min_size=0x38, max_size=0x38),
+    hide_high=st.booleans(),
+)
+def test_major_system_with_stacked_cells_equals_counting_covers(
+    places: list[int], codes: list[int], hide_high: bool
+) -> None:
+    """Cells stacked on one rectangle (as the power-on registers leave every character at (0, 0))
+    are painted once and make one overlap box: the layers equal counting each pixel's covers and
+    taking the first cell's colour, cell by cell in drawing order."""
+    registers = bytearray(0x70)
+    for slot in range(0x1C):
+        registers[4 * slot], registers[4 * slot + 1] = places[2 * slot], places[2 * slot + 1]
+        registers[4 * slot + 2], registers[4 * slot + 3] = codes[2 * slot], codes[2 * slot + 1]
+    major = MajorSystem(bytes(registers) + bytes([hide_high]))
+    major.build(0, VISIBLE_LINES - 1)
+    covers = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH + 16), int)
+    colour = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH + 16), np.uint8)
+    for y, bottom, x, pointer9, height_pointer, cell_colour in major.cells:
+        covers[y:bottom, x : x + 16] += 1
+        bits = character_cell(y, pointer9, height_pointer)
+        unset = colour[y:bottom, x : x + 16] == 0
+        colour[y:bottom, x : x + 16][bits & unset] = cell_colour
+    assert (major.overlap == (covers[:, :VISIBLE_WIDTH] >= 2)).all()
+    if major.cells:
+        assert (major.colour[:, :VISIBLE_WIDTH] == colour[:, :VISIBLE_WIDTH]).all()
