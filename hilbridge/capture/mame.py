@@ -105,6 +105,7 @@ class MameSource(BatchStream):
             bios=default_bios().name,
             kinds=tuple(kinds),
             inputs=movie.text,
+            ends_on_frame=True,  # it stops at its frame limit (--seconds is emulated time here)
         )
 
     def _start(self) -> Path:

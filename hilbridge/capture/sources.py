@@ -286,6 +286,7 @@ class ConsoleSource(BatchStream):
             bios=self.console.bios.name,
             kinds=tuple(kinds),
             inputs=movie.text,
+            ends_on_frame=True,
         )
 
     def batches(self) -> Iterator[BatchItem]:
@@ -539,6 +540,7 @@ def _sim_source(
         region=region,
         bios=default_bios().name,
         inputs=movie.text,
+        ends_on_frame=frames is not None,  # --seconds and Ctrl-C stop on the wall clock, inside a frame
     )
     if serve and cartridge is None:
         raise HilbridgeError("--serve needs a cartridge image")
@@ -594,7 +596,9 @@ class LimitedSource(BatchStream):
 
     def __init__(self, source: CaptureSource, frames: int):
         self.source = source
-        self._header = source.header
+        self.frames = frames
+        timed = source.header.source in CONSOLE_TIMED
+        self._header = replace(source.header, ends_on_frame=timed or source.header.ends_on_frame)
         self.limit = FrameLimit(source.header, frames)
 
     def batches(self) -> Iterator[BatchItem]:
@@ -610,6 +614,9 @@ class LimitedSource(BatchStream):
             yield item
             if self.limit.ends_with(item):
                 return
+        if self._header.ends_on_frame and not self.source.header.ends_on_frame:
+            # the limit would have ended on a frame end, but the capture stopped first, inside a frame
+            yield Gap(f"the capture stopped before the end of frame {self.frames - 1}")
 
     def close(self) -> None:
         self.source.close()

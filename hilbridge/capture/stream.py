@@ -122,6 +122,7 @@ class CaptureHeader:
     kinds: tuple[str, ...] = ("FETCH", "MOVX_WRITE")  # the CAPTURE_* kinds recorded
     inputs: str = ""  # the input movie applied, as text; "" for none
     fetches: str = "all"  # "compressed": sequential fetches left out (the adapter firmware's rule)
+    ends_on_frame: bool = False  # stops exactly at a console frame's end (a frame limit on a timed console)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 

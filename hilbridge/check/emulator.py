@@ -435,6 +435,7 @@ class EmulatorCapture(BatchStream):
             region=side.region,
             bios=side.console.bios.name,
             kinds=tuple(name for name, bit in KIND_BITS.items() if side.what & bit),
+            ends_on_frame=True,
         )
 
     def batches(self) -> Iterator[BatchItem]:

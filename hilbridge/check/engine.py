@@ -44,7 +44,6 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.machine.cartridge import CART_P1_MASK
 
 WINDOW = 32
-CONSOLE_TIMED = ("sim", "mame", "emulator")  # sources that stop exactly at a console frame end
 PROBE_FRAMES = 8  # emulator frames looked at to choose the frame marker
 PICTURE_MODES = ("auto", "always", "never")
 
@@ -338,8 +337,7 @@ class Check:
         blocks = capture_blocks(
             source_batches(self.source), mask, anchor, copies=self.full_p1, markers=side.fetches
         )
-        timed = self.source.header.source in CONSOLE_TIMED
-        actual = cut_frames(blocks, marker, frame_end, ends_on_frame=timed)
+        actual = cut_frames(blocks, marker, frame_end, ends_on_frame=self.source.header.ends_on_frame)
         compared = 0
         while self.frames is None or compared < self.frames:
             mine = next(expected)

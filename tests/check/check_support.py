@@ -61,7 +61,9 @@ class SimulatedCapture(EventFrameSource):
         self.stream = CaptureStream(cart, what, region, console=factory)
         self.frames = frames
         self.deviation = deviation
-        header = CaptureHeader(source="sim", mapper=cart.mapper, region=region, kinds=kinds)
+        header = CaptureHeader(
+            source="sim", mapper=cart.mapper, region=region, kinds=kinds, ends_on_frame=True
+        )
         super().__init__(header, stream_events(self.stream, frames))
 
 

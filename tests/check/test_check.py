@@ -4,6 +4,7 @@ end in a clear error or a marked gap, never in a false "equal"."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from check_support import SimulatedCapture, fixture_cart
@@ -186,3 +187,22 @@ def test_the_replayed_picture_is_the_emulators_pixel_for_pixel(cart_name: str, r
     result = check(cart, source, frames=10, region=region, pictures="always")
     assert result.verdict == "equal", result.summary()
     assert result.pictures_compared == 10
+
+
+def test_a_capture_stopped_inside_a_frame_is_not_a_divergence() -> None:
+    """A simulated console's capture stopped on the wall clock (`--seconds`, Ctrl-C) ends anywhere in a
+    frame: that frame is left uncompared (and said), never reported as missing events."""
+    cart = fixture_cart("video_objects")
+    items, header = recorded("video_objects", 6)
+    middle = next(i for i, item in enumerate(items) if getattr(item, "cycle", 0) > 5 * 5980 + 2000)
+    stopped = replace(header, ends_on_frame=False)
+    result = check(cart, Items(items[:middle], stopped), frames=None)
+    assert result.verdict == "equal", result.summary()
+    assert result.frames_compared >= 4
+    assert any("ends inside frame" in note for note in result.notes), result.notes
+    asked = check(cart, Items(items[:middle], stopped), frames=6)  # the frames asked for are not all there
+    assert asked.verdict == "gap", asked.summary()
+    whole = check(
+        cart, Items(items, header), frames=None
+    )  # a frame-limited capture ends on a frame end: all compared
+    assert whole.verdict == "equal" and whole.frames_compared == result.frames_compared + 1, whole.summary()
