@@ -3,8 +3,9 @@
 It produces what `hilbridge.sim.capture` reports for the simulated console (cartridge fetches
 0400h-0FFFh, MOVX reads and writes, P1 changes of P10/P11/P14, a reset marker at every fetch of
 0400h and a frame marker at every fetch of the VSYNC hook 0406h), one video frame per call, so a
-check holds one frame at a time. Events are plain tuples `(cycle, kind, address, value, p1)` with
-the CAPTURE_* kind numbers: comparing two frames is then one list comparison.
+check holds one frame at a time. Events are rows `(cycle, kind, address, value, p1)` with the
+CAPTURE_* kind numbers, a frame's in one int64 array (`Rows`): comparing two frames is one array
+comparison.
 """
 
 from __future__ import annotations
@@ -91,14 +92,6 @@ class EmulatedFrame:
         return as_events(self.rows)
 
 
-def repeated_rows(fetches: FetchTable, cycle: int, period: int, count: int, shown: int) -> Rows:
-    """The fetch rows of `count` iterations of `fetches`, every `period` cycles from `cycle`."""
-    one = np.array([(offset, FETCH, address, value, shown) for offset, address, value in fetches.entries])
-    rows = np.tile(one, (count, 1))
-    rows[:, 0] += np.repeat(cycle + period * np.arange(count, dtype=np.int64), len(one))
-    return rows
-
-
 class BulkFetches:
     """The fetch tables reported in bulk during a frame, expanded into event rows at once at its end:
     a block's table entries are stored once (the first time it is seen), each run of it is one
@@ -124,11 +117,6 @@ class BulkFetches:
         entries = fetches.entries
         self._repeats.append((len(self._repeat_entries), len(entries), cycle, period, count, shown))
         self._repeat_entries += entries
-
-    def add_rows(self, rows: np.ndarray) -> None:
-        """Event rows already expanded (repeated idle iterations), after the reports so far."""
-        self._flush()
-        self.rows.append(rows)
 
     def _reports(self) -> list[tuple[int, int, int, int]]:
         """The runs so far as (first entry in the store, entries run, cycle, p1 shown); forgets them."""

@@ -209,10 +209,10 @@ def cut_frames(
     boundary = NEVER
     ended_by_gap = False
 
-    def done(end: int) -> CutFrame:
+    def done(end: int | None) -> CutFrame:
         assert frame is not None
         frame.end = end
-        frame.rows = np.concatenate(pieces) if len(pieces) != 1 else pieces[0]
+        frame.rows = pieces[0] if len(pieces) == 1 else np.concatenate(pieces) if pieces else NO_ROWS
         pieces.clear()
         return frame
 
@@ -262,7 +262,4 @@ def cut_frames(
             position = at
         pieces.append(block[position:])
     if frame is not None:
-        end = boundary if ends_on_frame and marker == "time" and not ended_by_gap else None
-        frame.rows = np.concatenate(pieces) if pieces else NO_ROWS
-        frame.end = end
-        yield frame
+        yield done(boundary if ends_on_frame and marker == "time" and not ended_by_gap else None)

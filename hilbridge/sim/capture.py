@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hilbridge.check.emulator import BulkFetches, as_rows, repeated_rows
+from hilbridge.check.emulator import BulkFetches, as_rows
 from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, RECORD_DTYPE, WORD_SIZE, encode_chunks
 from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
 from hilbridge.machine.blocks import FetchTable
@@ -134,15 +134,14 @@ class CaptureStream:
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """Skipped idle iterations' fetches (`Board.repeat_fetches`), in bulk unless the table
-        reaches into the internal ROM or to a marker's address (a new table each time: it is not
-        stored as a block's is)."""
+        reaches into the internal ROM or to a marker's address."""
         if fetches.low <= VSYNC_HOOK:
             for number in range(count):
                 self._on_fetches(fetches, cycle + number * period, period)
             return
         p1 = self.console.p1
         self._p1_changed(self._fetches, cycle + fetches.entries[0][0], p1)
-        self._bulk.add_rows(repeated_rows(fetches, cycle, period, count, p1))
+        self._bulk.add_repeat(fetches, cycle, period, count, p1)
 
     def _flush(self, rows: np.ndarray) -> None:
         """Records as CAPTURE_CHUNK payloads of at most WORDS_PER_CHUNK record words."""
