@@ -1,4 +1,7 @@
-"""Seeded fault injection between the simulated adapter and its transport, in both directions.
+"""Seeded fault injection between a device's byte endpoint and its transport, in both directions.
+
+The device is the simulated adapter, or anything with the same byte interface (the tests put the
+firmware's host build and the emulated firmware's port behind it).
 
 A plan is written as `drop=0.01,corrupt=0.01,dup=0.01,delay=0.002,stall=0.01,disconnect=20000,
 unstable=3,seed=7`:
@@ -20,10 +23,10 @@ import random
 import time
 from collections import deque
 from dataclasses import dataclass, fields
+from typing import Protocol
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.errors import LinkDisconnected
-from hilbridge.sim.device import SimulatedAdapter
 
 
 @dataclass(slots=True)
@@ -109,10 +112,22 @@ class ByteMangler:
         return bytes(out)
 
 
-class FaultyEndpoint:
-    """Wraps a `SimulatedAdapter` so its traffic suffers the faults of a plan (same byte interface)."""
+class ByteDevice(Protocol):
+    """The device end a fault plan sits in front of (`SimulatedAdapter`'s byte interface)."""
 
-    def __init__(self, device: SimulatedAdapter, plan: FaultPlan):
+    @property
+    def busy(self) -> bool:
+        """Whether the device is still working on what it received (replies may follow)."""
+
+    def receive(self, data: bytes) -> None: ...
+
+    def transmit(self, limit: int | None = None) -> bytes: ...
+
+
+class FaultyEndpoint:
+    """Wraps a byte device so its traffic suffers the faults of a plan (same byte interface)."""
+
+    def __init__(self, device: ByteDevice, plan: FaultPlan):
         self.device = device
         self.plan = plan
         rng = random.Random(plan.seed)
