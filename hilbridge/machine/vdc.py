@@ -395,11 +395,14 @@ class Vdc:
         return, as `peek` one by one would. Where no pixel of the picture can set the overlap bit, a
         status read's value is its beam's hstatus over bits the horizon keeps unchanged, so the
         skipped reads are not drawn: the CPU's `peek_read` after the skip draws up to the last one
-        in one go."""
+        in one go. Where cells overlap, each read's overlap bit is looked up in the picture's
+        overlap positions (`_overlap_status_reads`)."""
+        if self._info[address & 0xFF].read != "status":
+            return [self.peek(address, first + index * period) for index in range(count)]
         picture = self._current_picture()
-        if self._info[address & 0xFF].read != "status" or (
-            picture.objects_on and picture.overlap_positions().size
-        ):
+        if picture.objects_on and picture.overlap_positions().size:
+            if count >= BULK_STATUS_READS:
+                return self._overlap_status_reads(address, first, period, count)
             return [self.peek(address, first + index * period) for index in range(count)]
         if count >= BULK_STATUS_READS:
             found = self._status_reads(first, period, count)
@@ -415,13 +418,24 @@ class Vdc:
 
     def _status_reads(self, first: int, period: int, count: int) -> list[int] | None:
         """`peek_reads` of the status register with array arithmetic, when no timer event reaches
-        the VDC among the reads (None otherwise): each read's slice starts at the later of the
-        scheduler's (`Timeslices.starts`) and the read before's end; attoseconds are counted from
-        the first start's slice, so that they fit 64 bits."""
+        the VDC among the reads (None otherwise)."""
         last = first + (count - 1) * period
         self._sync_events(first - MOVX_CYCLES)
         if period < MOVX_CYCLES or last - MOVX_CYCLES >= self._quiet_until:
             return None
+        pixels = self._read_pixels(first, period, count)
+        if pixels is None:
+            return None
+        self._status_read_cycle = last - period  # as the reads before the last one leave it
+        self._note_status_read(last)
+        steady = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
+        return (self.raster.hstatus_of(pixels) * STATUS_HSTATUS | steady).tolist()
+
+    def _read_pixels(self, first: int, period: int, count: int) -> np.ndarray | None:
+        """Beam pixels of `count` status reads every `period` (>= 2) cycles from `first`, the first
+        one's timeslice as `_slice_start` says now, each later one's starting at the later of the
+        scheduler's (`Timeslices.starts`) and the read before's end; None where `starts` gives
+        none. Attoseconds are counted from the first read's slice, so that they fit 64 bits."""
         scheduled = self.slices.starts(first - MOVX_CYCLES, period, count)
         if scheduled is None:
             return None
@@ -433,11 +447,79 @@ class Vdc:
         cycle_as, slice_cycle_as, pixel_as = self._cycle_as, self._slice_cycle_as, self._pixel_as
         pixel_base, rest = divmod(base * cycle_as + pixel_as // 2, pixel_as)
         since = begun - base
-        pixels = pixel_base + (rest + since * cycle_as + (cycles - begun) * slice_cycle_as) // pixel_as
+        return pixel_base + (rest + since * cycle_as + (cycles - begun) * slice_cycle_as) // pixel_as
+
+    def _overlap_status_reads(self, address: int, first: int, period: int, count: int) -> list[int]:
+        """`peek_reads` of the status register where cells overlap: one read made as `peek` makes
+        it, then the reads after it valued in bulk (`_overlap_run`) up to the first that sees a
+        timer event or the frame end, which is again made by `peek`, and so on."""
+        values: list[int] = []
+        done = 0
+        while done < count:
+            values.append(self.peek(address, first + done * period))
+            done += 1
+            run = self._overlap_run(first + done * period, period, count - done)
+            values += run
+            done += len(run)
+        return values
+
+    def _overlap_run(self, first: int, period: int, count: int) -> list[int]:
+        """Up to `count` status reads every `period` cycles from `first`, right after a `peek`, as
+        `peek` one by one would value them and leave the chip, while they see no timer event and
+        end before the frame end; [] where that is fewer than `BULK_STATUS_READS` or the slice
+        arithmetic cannot say (the caller then peeks the next read).
+
+        Within a frame a read draws the raster from where the drawing stopped up to its beam
+        (raster index line * 360 + min(hpos, 360), nothing in the VBLANK lines above line 0 or on
+        line 0 before MAME's scanline-0 timer, as `_draw_to_beam`), all with the current picture,
+        and the peek before left the overlap cursor there and the latch clear: so a read's
+        overlap bit is whether an overlap position lies between the previous read's raster index
+        and its own. The last read is then drawn to, as it would be, in one go."""
+        if period < MOVX_CYCLES:
+            return []
+        # reads that start before the next timer event and end before the frame end's cycle
+        n = min(
+            count,
+            (self._quiet_until + MOVX_CYCLES - 1 - first) // period + 1,
+            (self._frame_end_cycle - first) // period + 1,
+        )
+        if n < BULK_STATUS_READS:
+            return []
+        pixels = self._read_pixels(first, period, n)
+        if pixels is None or (pixels[1:] < pixels[:-1]).any():
+            return []
+        past = np.flatnonzero(pixels >= self._frame_end)
+        if past.size:
+            pixels = pixels[: past[0]]
+            n = len(pixels)
+            if n < BULK_STATUS_READS:
+                return []
+        cycles = np.arange(n, dtype=np.int64) * period + first
+        htotal = self._htotal
+        line0 = self._frame_end - self._frame_pixels + self._line0_offset
+        into = pixels - line0
+        line, hpos = np.divmod(into, htotal)
+        raster = line * VISIBLE_WIDTH + np.minimum(hpos, VISIBLE_WIDTH)
+        drawn = self._last_line * VISIBLE_WIDTH + min(self._last_hpos, VISIBLE_WIDTH)
+        line0_timer = line0 * self._pixel_as // self._cycle_as
+        undrawn = (into < 0) | ((into < htotal) & (cycles - MOVX_CYCLES < line0_timer))
+        raster[undrawn] = drawn
+        reach = raster  # the pixels rise (checked above), so each read reaches at least the last
+        positions = self._current_picture().overlap_positions()
+        before = np.searchsorted(positions, reach)  # overlap positions below each read's reach
+        overlaps = np.diff(before, prepend=np.searchsorted(positions, drawn)) > 0
+        steady = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
+        status = self.raster.hstatus_of(pixels) * STATUS_HSTATUS | overlaps * STATUS_OVERLAP | steady
+        values = status.tolist()
+        last = int(cycles[-1])
+        self._draw_to_beam(last, int(pixels[-1]))
+        self.renderer.resolve(collisions=False)  # the overlap bits taken, as the reads took them
+        self.irq_line = False
+        self._last_read_value = values[-1]
         self._status_read_cycle = last - period  # as the reads before the last one leave it
         self._note_status_read(last)
-        steady = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
-        return (self.raster.hstatus_of(pixels) * STATUS_HSTATUS | steady).tolist()
+        self._skipped_status_read = (last, values[-1])
+        return values
 
     def _cycle_past(self, pixel: int, cycle: int) -> int:
         """A cycle > `cycle` no later than the first read whose drawing reaches global `pixel`."""
