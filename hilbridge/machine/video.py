@@ -501,14 +501,22 @@ class GridLayer:
     vertical bar row (or none)."""
 
     def __init__(self, key: bytes) -> None:
-        control, registers = key[0], np.frombuffer(key[1:], dtype=np.uint8).astype(np.int32)
-        self.on = bool(control & CONTROL_GRID)
+        """Only `on` is worked out here: many pictures with the grid on draw no grid line at all (a
+        game or test that turns the grid on and off in VBLANK), so the bar rows wait for `drawn`."""
+        self.key = key
+        self.on = bool(key[0] & CONTROL_GRID)
         if not self.on:
             self.pixels = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
             self._built = bytearray(b"\1" * VISIBLE_LINES)
             return
         self.pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self._built = bytearray(VISIBLE_LINES)
+        self.horizontal: np.ndarray | None = None
+        self.vertical: np.ndarray | None = None
+
+    def _bar_rows(self) -> None:
+        """The source bits of each horizontal bar row (with the dots) and each vertical bar row."""
+        control, registers = self.key[0], np.frombuffer(self.key[1:], dtype=np.uint8).astype(np.int32)
         bars = registers[0x00:0x09] | (registers[0x10:0x19] & 1) << 8  # C0-C8, D0-D8 b0
         pieces = (bars[None, :] >> np.arange(9)[:, None] & 1).astype(np.float32)  # (row, column)
         horizontal = (pieces @ grid_columns(GRID_CELL_UNITS + 2, 9)) != 0
@@ -528,6 +536,8 @@ class GridLayer:
         low = built.find(0, first, last + 1)
         if low >= 0:
             end = built.rfind(0, first, last + 1) + 1
+            if self.horizontal is None:
+                self._bar_rows()
             np.bitwise_or(
                 self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
                 self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
