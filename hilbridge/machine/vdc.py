@@ -39,7 +39,17 @@ from importlib.resources import files
 
 import numpy as np
 
-from hilbridge.machine.sound import SOUND_INTERRUPT_ENABLE, AudioRecorder, SoundShifter
+from hilbridge.machine.sound import (
+    NOISE,
+    SHIFT_HIGH,
+    SHIFT_LOW,
+    SHIFT_MID,
+    SHIFTS_PER_INTERRUPT,
+    SOUND_INTERRUPT_ENABLE,
+    AudioRecorder,
+    SoundShifter,
+    shift_once,
+)
 from hilbridge.machine.timing import (
     ATTOSECONDS_PER_SECOND,
     CHIP_TIMING,
@@ -277,6 +287,9 @@ class Vdc:
                 idle = 0 if phase == 0 else mask + 1 - phase
                 if idle > target - self._ticks_done:
                     idle = target - self._ticks_done
+                if audio is None and idle < target - self._ticks_done:
+                    self._run_shifts(mask, target)
+                    continue
                 sound.prescaler = (sound.prescaler + idle) & 0xFF
                 self._ticks_done += idle
                 if self._ticks_done >= target:
@@ -288,6 +301,37 @@ class Vdc:
                 tick_pixel = self._tick_offset + self._ticks_done * self._htotal
                 audio.set_level(tick_pixel * self.timing.pixel_as, sound.level())
             self._ticks_done += 1
+
+    def _run_shifts(self, mask: int, target: int) -> None:
+        """Ticks up to `target` with nothing pending or written and no audio recorded, through the
+        last one that shifts, in one go: each prescaler rollover (every mask + 1 ticks) shifts the
+        register once and nothing else happens (what `SoundShifter.tick` does one tick at a time;
+        a game with sound runs two loop passes and a call per shift otherwise)."""
+        sound = self.sound
+        registers = self.registers
+        period = mask + 1
+        phase = (sound.prescaler + 1) & mask
+        first = 1 if phase == 0 else period - phase + 1  # ticks up to and with the first rollover
+        shifts = (target - self._ticks_done - first) // period + 1
+        noise = bool(registers[SOUND_CONTROL] & NOISE)
+        signal = registers[SHIFT_HIGH] << 16 | registers[SHIFT_MID] << 8 | registers[SHIFT_LOW]
+        output = sound.output
+        for _ in range(shifts):
+            signal, output = shift_once(signal, noise)
+        registers[SHIFT_HIGH] = signal >> 16
+        registers[SHIFT_MID] = (signal >> 8) & 0xFF
+        registers[SHIFT_LOW] = signal & 0xFF
+        sound.output = output
+        count = sound.count + shifts
+        if count >= SHIFTS_PER_INTERRUPT:
+            if registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
+                self.control_status |= STATUS_SOUND
+                self.irq_line = True
+            count %= SHIFTS_PER_INTERRUPT
+        sound.count = count
+        ticks = first + (shifts - 1) * period
+        sound.prescaler = (sound.prescaler + ticks) & 0xFF
+        self._ticks_done += ticks
 
     def irq(self, cycle: int) -> bool:
         """/INT as an instruction starting at `cycle` sees it (MAME checks before each instruction)."""

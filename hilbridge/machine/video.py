@@ -491,6 +491,42 @@ HORIZONTAL_ROW_OF_LINE = np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LI
 VERTICAL_ROW_OF_LINE = np.where(_GRID_ROW < 8, _GRID_ROW, 8)
 
 
+def _bits_of_row(columns: bytes | list[int], row: int) -> int:
+    """Bit c = piece `row` of column c is on (bit `row` of the column's register)."""
+    bits = 0
+    for column, value in enumerate(columns):
+        bits |= (value >> row & 1) << column
+    return bits
+
+
+def _stack_rows(rows: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), VISIBLE_WIDTH)
+
+
+@lru_cache(maxsize=1024)
+def horizontal_bar_row(pieces: int, dots: bool) -> bytes:
+    """One horizontal bar row's source bits (360 bytes): bit c of `pieces` = the piece of column c
+    (0-8) is on; the dots (A0 b6) add a dot at every column's left edge (0-9)."""
+    row = (
+        np.array([pieces >> column & 1 for column in range(9)], dtype=np.float32)
+        @ grid_columns(GRID_CELL_UNITS + 2, 9)
+    ) != 0
+    if dots:
+        row |= grid_columns(2, 10).any(axis=0)
+    return (row * np.uint8(SOURCE_HORIZONTAL_GRID)).astype(np.uint8).tobytes()
+
+
+@lru_cache(maxsize=1024)
+def vertical_bar_row(pieces: int, wide: bool) -> bytes:
+    """One vertical bar row's source bits (360 bytes): bit c of `pieces` = the bar of column c
+    (0-9) is on; wide bars (A0 b7) fill the whole cell."""
+    units = GRID_CELL_UNITS if wide else 2
+    row = (
+        np.array([pieces >> column & 1 for column in range(10)], dtype=np.float32) @ grid_columns(units, 10)
+    ) != 0
+    return (row * np.uint8(SOURCE_VERTICAL_GRID)).astype(np.uint8).tobytes()
+
+
 class GridLayer:
     """Source bits of the grid (0x20 horizontal bars and dots, 0x10 vertical bars) per pixel,
     drawn line by line on first use (`drawn`).
@@ -501,26 +537,35 @@ class GridLayer:
     vertical bar row (or none)."""
 
     def __init__(self, key: bytes) -> None:
-        control, registers = key[0], np.frombuffer(key[1:], dtype=np.uint8).astype(np.int32)
-        self.on = bool(control & CONTROL_GRID)
+        """Only `on` is worked out here: many pictures with the grid on draw no grid line at all (a
+        game or test that turns the grid on and off in VBLANK), so the bar rows wait for `drawn`."""
+        self.key = key
+        self.on = bool(key[0] & CONTROL_GRID)
         if not self.on:
             self.pixels = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
             self._built = bytearray(b"\1" * VISIBLE_LINES)
             return
         self.pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self._built = bytearray(VISIBLE_LINES)
-        bars = registers[0x00:0x09] | (registers[0x10:0x19] & 1) << 8  # C0-C8, D0-D8 b0
-        pieces = (bars[None, :] >> np.arange(9)[:, None] & 1).astype(np.float32)  # (row, column)
-        horizontal = (pieces @ grid_columns(GRID_CELL_UNITS + 2, 9)) != 0
-        if control & CONTROL_DOTS:
-            horizontal |= grid_columns(2, 10).any(axis=0)
-        self.horizontal = np.zeros((10, VISIBLE_WIDTH), dtype=np.uint8)  # row 9: no bar
-        self.horizontal[:9][horizontal] = SOURCE_HORIZONTAL_GRID
-        bar_units = GRID_CELL_UNITS if control & CONTROL_WIDE_BARS else 2
-        pieces = (registers[None, 0x20:0x2A] >> np.arange(8)[:, None] & 1).astype(np.float32)  # E0-E9
-        vertical = (pieces @ grid_columns(bar_units, 10)) != 0
-        self.vertical = np.zeros((9, VISIBLE_WIDTH), dtype=np.uint8)  # row 8: no bar
-        self.vertical[:8][vertical] = SOURCE_VERTICAL_GRID
+        self.horizontal: np.ndarray | None = None
+        self.vertical: np.ndarray | None = None
+
+    def _bar_rows(self) -> None:
+        """The source bits of each horizontal bar row (with the dots) and each vertical bar row,
+        from one cached row per set of pieces that are on (a few dozen bit operations: a game or
+        test that rewrites C0-EF every frame makes a new layer each frame)."""
+        key = self.key
+        control, registers = key[0], key[1:]
+        bars = [
+            registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
+        ]  # C0-C8, D0-D8
+        dots = bool(control & CONTROL_DOTS)
+        rows = [horizontal_bar_row(_bits_of_row(bars, row), dots) for row in range(9)]
+        self.horizontal = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 9: no bar
+        wide = bool(control & CONTROL_WIDE_BARS)
+        columns = registers[0x20:0x2A]  # E0-E9
+        rows = [vertical_bar_row(_bits_of_row(columns, row), wide) for row in range(8)]
+        self.vertical = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 8: no bar
 
     def drawn(self, first: int, last: int) -> np.ndarray:
         """The (243, 360) source bits, with lines first..last drawn (others may be unset)."""
@@ -528,6 +573,8 @@ class GridLayer:
         low = built.find(0, first, last + 1)
         if low >= 0:
             end = built.rfind(0, first, last + 1) + 1
+            if self.horizontal is None:
+                self._bar_rows()
             np.bitwise_or(
                 self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
                 self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
