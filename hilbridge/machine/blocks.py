@@ -1,15 +1,20 @@
 """Blocks: runs of instructions compiled into one Python function each.
 
 The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
-instructions up to the first one that does not fall through (JMP, CALL, RET, RETR, JMPP), at most
-`BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers' statements back to back
-with their PCs and cycles filled in. A conditional branch becomes a side exit (`return` of the
-target), so loops and tests do not end a block. The function returns the next PC in bits 0-11 and
+instructions, at most `BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers'
+statements back to back with their PCs and cycles filled in. It runs on through JMP, CALL and RET
+while their target is the one expected at compile time (`CHAINED`; a run-time test, else the block
+returns the real target), and ends at RETR, JMPP and at a PC that may anchor an idle loop. An exit
+back to the block's start begins the next pass inside the function after the test the fast loop
+would make before running the block again (its start plus its most cycles below the stop). A
+conditional branch becomes a side exit (`return` of the target), so loops and tests do not end a
+block. The function returns the next PC in bits 0-11 and
 the cycles it ran in the bits above. The fast loop runs a block only when all of it would end
 before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may move the stop
-(board access, timer, interrupt enables) is followed by the test the fast loop would make, and the
-block returns there when the next instruction would reach the new stop. So a block does exactly
-what the fast loop would, instruction by instruction.
+(board access, timer, interrupt enables) is followed by the fast loop's entry test again: the block
+returns there when the rest of it might reach the new stop (a VDC write may bring /INT a few cycles
+close), and the fast loop goes on instruction by instruction. So a block does exactly what the fast
+loop would, instruction by instruction.
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run
@@ -27,14 +32,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hilbridge.machine.cartridge import PROGRAM_START
-from hilbridge.machine.semantics import CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects
+from hilbridge.machine.semantics import CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
+from hilbridge.mcs48 import INSTRUCTIONS
 
-BLOCK_MAX_INSTRUCTIONS = 24
+BLOCK_MAX_INSTRUCTIONS = 48
 BLOCK_HOT = 64  # visits before a block is compiled: compiling costs ~ 500 plain instruction runs
 MAY_MOVE_STOP = frozenset({"board", "stop", "timer"})
 CYCLE_SHIFT = 12
 _PC = re.compile(r"\bpc\b")
 _CYC = re.compile(r"\bcyc\b")
+WHOLE = "<whole>"
+"""Stands for the block's most cycles in a stop test until they are known."""
+OFFSET = "<offset>"
+"""Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 
 Fetch = tuple[int, int, int]
@@ -56,9 +66,10 @@ class FetchTable:
         return cls(entries, min(addresses), max(addresses))
 
 
-Block = tuple[Callable[[int], int], int, "FetchTable | None"]
-"""A compiled block: the function (start cycle -> next PC | cycles << 12), the most cycles it may
-take, and its fetches (None: not traceable in one call)."""
+Block = tuple[Callable[[int], int], int, "FetchTable | None", Callable[[int], int]]
+"""A compiled block: the function (start cycle -> next PC | cycles << 12), the most cycles one pass
+may take, its fetches (None: not traceable in one call) and the function that never starts a second
+pass (the same one unless the block loops: a traced run reports one pass's fetches at a time)."""
 
 
 def _falls_through(opcode: int) -> bool:
@@ -78,13 +89,64 @@ def _traceable(opcode: int) -> bool:
 TRACEABLE: tuple[bool, ...] = tuple(_traceable(opcode) for opcode in range(256))
 
 
-def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int, tuple[Fetch, ...] | None] | None:
-    """(source of `def block(c0)`, most cycles, fetch table) for the block at `start`, None if it
-    would hold less than two instructions (the single-instruction path is as fast)."""
-    lines = ["def block(c0):"]
+CHAINED = {"JMP addr11": "jump", "CALL addr11": "call", "RET": "return"}
+"""Forms a block runs on through: JMP and CALL to their target (if A11 is as it was when the block
+was compiled), RET to the return address of a CALL earlier in the block (if the stack still holds it)."""
+TAKEN = "    return (pc & 0xF00) | arg"
+"""The taken arm of every conditional branch form: its target is the page of the operand and the operand."""
+CONDITIONAL: tuple[bool, ...] = tuple(
+    FALLS_THROUGH[opcode] and "branch" in form_effects(opcode) for opcode in range(256)
+)
+if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for opcode in range(256)):
+    raise RuntimeError("a conditional branch form's taken arm is not TAKEN")
+CHAIN: tuple[str | None, ...] = tuple(CHAINED.get(form_of(INSTRUCTIONS[opcode])[0]) for opcode in range(256))
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSource:
+    """A block's `def block(c0)` source, its most cycles in one pass, its fetches (None: not
+    traceable in one call), and whether it loops on itself."""
+
+    source: str
+    cycles: int
+    fetches: tuple[Fetch, ...] | None
+    loops: bool
+
+
+def _never(pc: int) -> bool:
+    return False
+
+
+def block_source(
+    prog: bytes | bytearray,
+    start: int,
+    jump_a11: int = 0,
+    ends: Callable[[int], bool] = _never,
+    loop: bool = True,
+) -> BlockSource | None:
+    """The block at `start`, None if it would hold less than two instructions (the
+    single-instruction path is as fast). It runs on through JMP, CALL and RET (`CHAINED`; A11
+    guessed as `jump_a11`) to targets that are not yet in it, unless `ends(target)` (an idle-loop
+    anchor, which the fast loop must see). With `loop`, an exit back to `start` starts the next pass
+    inside the function when the fast loop would run the block again there (the same stop test)."""
+    lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
     fetches: list[Fetch] | None = []
+    returns: list[int] = []  # the return addresses of the CALLs run through so far
+    loops = False
+
+    def leave(target: str, ran: int) -> str:
+        return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
+
+    def again(indent: str, ran: int) -> list[str]:
+        return [
+            f"{indent}c0 += {ran}",
+            f"{indent}if c0 + {WHOLE} < C.stop:",
+            f"{indent}    continue",
+            f"{indent}return {start} | ((c0 - first) << {CYCLE_SHIFT})",
+        ]
+
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
         following = NEXT_PC[pc]
@@ -97,24 +159,56 @@ def block_source(prog: bytes | bytearray, start: int) -> tuple[str, int, tuple[F
             if not TRACEABLE[opcode] or (pc >= PROGRAM_START) != (start >= PROGRAM_START):
                 fetches = None
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
-            lines.append(f"    if c0 + {cycles} >= C.stop:")
-            lines.append(f"        return {pc | before << CYCLE_SHIFT}")
+            lines.append(f"if c0 + {WHOLE} >= C.stop:")
+            lines.append("    " + leave(str(pc), before))
         body = form_body(opcode).splitlines()
         through = FALLS_THROUGH[opcode]
-        if through:
-            body = body[:-1]
+        last = body.pop()
+        taken = (following & 0xF00) | prog[following]
         for line in body:
+            if loop and line == TAKEN and taken == start:
+                lines.extend(again("    ", cycles))
+                loops = True
+                continue
             line = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), line))
-            line = _RETURN.sub(
-                lambda found, ran=cycles << CYCLE_SHIFT: f"{found[1]}return ({found[2]}) | {ran}", line
-            )
-            lines.append("    " + line)
-        if not through:
+            lines.append(_RETURN.sub(lambda found, ran=cycles: found[1] + leave(found[2], ran), line))
+        if through:
+            check_stop = MOVES_STOP[opcode]
+            pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
+            continue
+        exit_to = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), last)).removeprefix("return ")
+        kind = CHAIN[opcode]
+        target = -1
+        if kind in ("jump", "call"):
+            target = ((opcode >> 5) << 8) | prog[following] | jump_a11
+            if kind == "call":
+                returns.append(NEXT_PC[following])
+        elif kind == "return" and returns:
+            target = returns.pop()
+        if target == start:
+            runs_on = loop
+        else:
+            runs_on = target >= 0 and count < BLOCK_MAX_INSTRUCTIONS and not ends(target)
+        if not runs_on:
+            lines.append(leave(exit_to, cycles))
             break
-        check_stop = MOVES_STOP[opcode]
-        pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
+        lines.append(f"to = {exit_to}")
+        lines.append(f"if to != {target}:")
+        lines.append("    " + leave("to", cycles))
+        if target == start:
+            lines.extend(again("", cycles))
+            loops = True
+            break
+        check_stop = False
+        pc = target
     else:
-        lines.append(f"    return {pc | cycles << CYCLE_SHIFT}")
+        lines.append(leave(str(pc), cycles))
     if count < 2:
         return None
-    return "\n".join(lines) + "\n", cycles, None if fetches is None else tuple(fetches)
+    indent = "        " if loops else "    "
+    head = ["def block(c0):", "    first = c0", "    while True:"] if loops else ["def block(c0):"]
+    text = "\n".join(head + [indent + line for line in lines]) + "\n"
+    text = text.replace(WHOLE, str(cycles)).replace(
+        OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""
+    )
+    return BlockSource(text, cycles, None if fetches is None else tuple(fetches), loops)

@@ -615,16 +615,32 @@ class Cpu:
         ):
             self.blocks[pc] = HEAD
             return False
-        found = block_source(self.prog, pc)
+        found = block_source(self.prog, pc, self.jump_a11, self._ends_block)
         if found is None:
             self.blocks[pc] = False
             return False
-        source, cycles, fetches = found
+        run = self._block_function(pc, found.source)
+        once = (
+            self._block_function(
+                pc, block_source(self.prog, pc, self.jump_a11, self._ends_block, loop=False).source
+            )
+            if found.loops
+            else run
+        )  # type: ignore[union-attr]
+        fetches = found.fetches
+        after_first = None if fetches is None else FetchTable.of(fetches[1:])
+        block = self.blocks[pc] = (run, found.cycles, after_first, once)  # type: ignore[assignment]
+        return block
+
+    def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
         namespace = dict(self.namespace)
         exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
-        after_first = None if fetches is None else FetchTable.of(fetches[1:])
-        block = self.blocks[pc] = (namespace["block"], cycles, after_first)  # type: ignore[assignment]
-        return block
+        return namespace["block"]  # type: ignore[return-value]
+
+    def _ends_block(self, pc: int) -> bool:
+        """A block does not run on into `pc` if it may anchor an idle loop (the fast loop must hand
+        it to step() to be skipped)."""
+        return self.skip_idle and idle.may_return(self.prog, pc, pc, allow_movx=False)
 
     def _run_traced(self, target: int) -> None:
         """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a
@@ -646,7 +662,7 @@ class Cpu:
                 fetches = block[2]
                 if fetches is not None and cycle + block[1] < self.stop:
                     board.program_fetch(pc, cycle)
-                    ran = block[0](cycle)
+                    ran = block[3](cycle)
                     self.pc = ran & 0xFFF
                     self.cycle = cycle + (ran >> 12)
                     if self.trace_fetches:

@@ -251,7 +251,7 @@ def test_t1_spin_loops_on_the_real_vdc_give_the_same_records_as_stepping(region)
 
 
 def test_nop_delay_loops_are_skipped_not_stepped(monkeypatch):
-    monkeypatch.setattr("hilbridge.machine.cpu.block_source", lambda prog, pc: None)  # no blocks:
+    monkeypatch.setattr("hilbridge.machine.cpu.block_source", lambda *args, **kwargs: None)  # no blocks:
     nops = {}  # every NOP runs through its handler
     for skip in (True, False):
         console = Console(

@@ -1,0 +1,240 @@
+"""Compiled blocks must do what the fast loop does instruction by instruction, and that what
+`step()` does: where a block's instruction moves the stop, where a block loops on itself and where
+it runs on into the block it jumps, calls or returns to."""
+
+from __future__ import annotations
+
+import warnings
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from machine_doubles import ScriptedVdc, assemble_cart
+
+from hilbridge.machine.bios import UnknownBiosWarning
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
+
+
+class WriteScheduledIrqVdc(ScriptedVdc):
+    """A scripted VDC on which a write of v > 0 to A0h raises /INT v cycles later (as enabling the
+    sound interrupt can bring the next /INT close): the write moves the fast loop's stop."""
+
+    def write(self, address: int, value: int, cycle: int) -> None:
+        super().write(address, value, cycle)
+        if address == 0xA0 and value:
+            self.irq_at = sorted({*self.irq_at, cycle + value})
+
+
+def run(image: bytes, cycles: int, fast: bool, vdc: ScriptedVdc, hot: int = 1):
+    """`cycles` of `image` through run_until (fast) or step(): the state and everything reported."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console.cpu.block_hot = hot
+    records = []
+    console.add_bus_listener(records.append)
+    if fast:
+        console.cpu.run_until(cycles)
+    else:
+        console.cpu.target = cycles
+        while console.cycle < cycles:
+            console.cpu.step()
+    return console.cpu.state(), bytes(console.ram), records, vdc.writes
+
+
+def assert_fast_equals_step(image: bytes, cycles: int, vdc_of, hot: int = 1):
+    fast = run(image, cycles, True, vdc_of(), hot)
+    assert fast == run(image, cycles, False, vdc_of(), hot)
+    return fast
+
+
+MOVED_STOP = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp start
+irq:    mov r1,#0A1h
+        movx a,@r1      ; acknowledge /INT
+        inc r5          ; count the interrupts
+        retr
+start:  mov a,#0B4h
+        outl p1,a
+        en i
+        mov r0,#0A0h
+loop:   mov a,r6
+        inc r6
+        anl a,#{mask}
+        movx @r0,a      ; /INT rises A cycles from here: maybe inside the rest of this block
+        {tail}
+        jmp loop
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(mask=st.sampled_from([0x07, 0x0F, 0x1F]), nops=st.integers(1, 12))
+def test_a_block_stops_where_a_board_write_moved_the_stop_inside_its_rest(mask, nops):
+    """The write's new stop may fall after the next instruction but before the block's end: the
+    interrupt must still be taken at the instruction boundary step() takes it at."""
+    image = assemble_cart(MOVED_STOP.format(mask=mask, tail="\n        nop" * nops))
+    state = assert_fast_equals_step(image, 4000, lambda: WriteScheduledIrqVdc(t1_period=0))[0]
+    assert state["ram"][5] > 0  # interrupts were taken
+
+
+LOOPING = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+irq:    mov r1,#0A1h
+        movx a,@r1      ; acknowledge /INT
+        inc r5
+        retr
+tirq:   inc r6
+        mov a,#{reload}
+        mov t,a
+        retr
+start:  mov a,#0B4h
+        outl p1,a
+        mov r0,#0A0h
+        mov r7,#{count}
+        mov a,#{timer}
+        mov t,a
+        {setup}
+loop:   {body}
+        {branch} loop
+        inc r4
+        jmp start
+"""
+BODIES = (
+    "inc r3",
+    "mov a,r3",
+    "dec r2",
+    "add a,#5Ah",
+    "xrl a,r2",
+    "mov a,t",
+    "nop",
+    "movx @r0,a",  # a write to A0h: /INT some cycles later (WriteScheduledIrqVdc)
+    "jtf out",
+    "jt1 out",
+    "mov a,psw",
+    "sel rb1",
+    "sel rb0",
+)
+BRANCHES = ("jnz", "jz", "djnz r7,", "jmp", "jt1", "jnt1", "jtf", "jnc", "jb0")
+SETUPS = (
+    "",
+    "strt t",
+    "en tcnti\n        strt t",
+    "en i",
+    "en i\n        en tcnti\n        strt t",
+    "strt cnt",
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(BODIES), min_size=1, max_size=5),
+    branch=st.sampled_from(BRANCHES),
+    setup=st.sampled_from(SETUPS),
+    timer=st.integers(0, 255),
+    reload=st.integers(0xE0, 0xFF),
+    count=st.integers(0, 255),
+    targets=st.lists(st.integers(1, 6000), max_size=4).map(sorted),
+    irq_at=st.lists(st.integers(0, 6000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_a_block_looping_on_itself_stops_where_stepping_would(
+    body, branch, setup, timer, reload, count, targets, irq_at
+):
+    """A loop compiled into one block that starts its next pass itself: timer overflows (flag and
+    interrupt), /INT (scheduled and raised by its own writes), the counter on T1, tests of T1 and
+    of the timer flag, register bank switches and the ends of runs all fall where stepping has them."""
+    source = LOOPING.format(
+        reload=reload, count=count, timer=timer, setup=setup, body="\n        ".join(body), branch=branch
+    )
+    source = source.replace("inc r4\n", "inc r4\nout:    inc r4\n")
+    image = assemble_cart(source)
+
+    def vdc():
+        return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
+
+    fast = run_in_steps(image, [*targets, 6000], vdc())
+    assert fast == run(image, 6000, False, vdc())
+
+
+def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc):
+    """`run` through run_until, in several runs that end at `targets`."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console.cpu.block_hot = 1
+    records = []
+    console.add_bus_listener(records.append)
+    for target in targets:
+        console.cpu.run_until(target)
+    return console.cpu.state(), bytes(console.ram), records, vdc.writes
+
+
+CHAINING = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+irq:    mov r1,#0A1h
+        movx a,@r1      ; acknowledge /INT
+        inc r5
+        retr
+tirq:   inc r6
+        retr
+start:  mov a,#0B4h
+        outl p1,a
+        mov r0,#0A0h
+        {setup}
+main:   call sub1
+        {between}
+        call sub2
+        jmp main
+sub1:   {body1}
+        ret
+sub2:   {body2}
+        ret
+"""
+ROUTINE_BODIES = (
+    "inc r3",
+    "mov a,r3",
+    "add a,#0C3h",
+    "movx @r0,a",  # a write to A0h: /INT some cycles later (WriteScheduledIrqVdc)
+    "sel mb1",  # JMPs and CALLs then go to the other 2 KB half
+    "sel mb0",
+    "mov r1,#8\n        inc @r1",  # the return address on the stack moves on by one
+    "call sub2",
+    "jnz sub2",
+    "jt1 sub1",
+    "mov a,t",
+    "nop",
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    body1=st.lists(st.sampled_from(ROUTINE_BODIES), max_size=4),
+    between=st.lists(st.sampled_from(ROUTINE_BODIES), max_size=3),
+    body2=st.lists(st.sampled_from(ROUTINE_BODIES), max_size=4),
+    setup=st.sampled_from(SETUPS),
+    targets=st.lists(st.integers(1, 6000), max_size=3).map(sorted),
+    irq_at=st.lists(st.integers(0, 6000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_a_block_running_on_through_jumps_calls_and_returns_equals_stepping(
+    body1, between, body2, setup, targets, irq_at
+):
+    """Blocks run on through CALL, JMP and RET when A11 and the stack are as the block expects; a
+    SEL MB1, a moved return address or an interrupt on the way must give what stepping gives."""
+    joined = "\n        ".join
+    image = assemble_cart(
+        CHAINING.format(setup=setup, body1=joined(body1), between=joined(between), body2=joined(body2))
+    )
+
+    def vdc():
+        return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
+
+    fast = run_in_steps(image, [*targets, 6000], vdc())
+    assert fast == run(image, 6000, False, vdc())
