@@ -66,16 +66,17 @@ class FetchTable:
         return cls(entries, min(addresses), max(addresses))
 
 
-Block = tuple[Callable[[int], int], int, "FetchTable | None", Callable[[int], int]]
-"""A compiled block: the function (start cycle -> next PC | cycles << 12), the most cycles one pass
-may take, its fetches (None: not traceable in one call) and the function that never starts a second
-pass (the same one unless the block loops: a traced run reports one pass's fetches at a time)."""
+Block = tuple[Callable[..., int], int, "FetchTable | None"]
+"""A compiled block: the function ((start cycle, may start more passes = True) -> next PC | cycles
+<< 12), the most cycles one pass may take, and its fetches (None: not traceable in one call; a
+traced run runs one pass at a time)."""
 
 
 def _falls_through(opcode: int) -> bool:
     return form_body(opcode).splitlines()[-1] in ("return pc", NEXT)
 
 
+BODIES: tuple[tuple[str, ...], ...] = tuple(tuple(form_body(opcode).splitlines()) for opcode in range(256))
 FALLS_THROUGH: tuple[bool, ...] = tuple(_falls_through(opcode) for opcode in range(256))
 MOVES_STOP: tuple[bool, ...] = tuple(bool(form_effects(opcode) & MAY_MOVE_STOP) for opcode in range(256))
 
@@ -122,19 +123,19 @@ def block_source(
     start: int,
     jump_a11: int = 0,
     ends: Callable[[int], bool] = _never,
-    loop: bool = True,
 ) -> BlockSource | None:
-    """The block at `start`, None if it would hold less than two instructions (the
-    single-instruction path is as fast). It runs on through JMP, CALL and RET (`CHAINED`; A11
-    guessed as `jump_a11`) to targets that are not yet in it, unless `ends(target)` (an idle-loop
-    anchor, which the fast loop must see). With `loop`, an exit back to `start` starts the next pass
-    inside the function when the fast loop would run the block again there (the same stop test)."""
+    """The block at `start`, None if it would hold less than two instructions and not loop on
+    itself (the single-instruction path is as fast). It runs on through JMP, CALL and RET (`CHAINED`; A11
+    guessed as `jump_a11`) to their targets, unless `ends(target)` (an idle-loop
+    anchor, which the fast loop must see). An exit back to `start` starts the next pass inside the
+    function when the fast loop would run the block again there (the same stop test) and the caller
+    allows it (`passes`); a block whose conditional branch goes back to `start` ends after it."""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
     fetches: list[Fetch] | None = []
     returns: list[int] = []  # the return addresses of the CALLs run through so far
-    loops = False
+    loops = False  # exits to `start` begin the next pass here
 
     def leave(target: str, ran: int) -> str:
         return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
@@ -142,7 +143,7 @@ def block_source(
     def again(indent: str, ran: int) -> list[str]:
         return [
             f"{indent}c0 += {ran}",
-            f"{indent}if c0 + {WHOLE} < C.stop:",
+            f"{indent}if passes and c0 + {WHOLE} < C.stop:",
             f"{indent}    continue",
             f"{indent}return {start} | ((c0 - first) << {CYCLE_SHIFT})",
         ]
@@ -161,12 +162,13 @@ def block_source(
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
             lines.append(f"if c0 + {WHOLE} >= C.stop:")
             lines.append("    " + leave(str(pc), before))
-        body = form_body(opcode).splitlines()
+        body = list(BODIES[opcode])
         through = FALLS_THROUGH[opcode]
         last = body.pop()
         taken = (following & 0xF00) | prog[following]
+        closes = CONDITIONAL[opcode] and taken == start
         for line in body:
-            if loop and line == TAKEN and taken == start:
+            if closes and line == TAKEN:
                 lines.extend(again("    ", cycles))
                 loops = True
                 continue
@@ -175,6 +177,9 @@ def block_source(
         if through:
             check_stop = MOVES_STOP[opcode]
             pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
+            if closes:  # the loop ends here: the code after it would only lengthen each pass's test
+                lines.append(leave(str(pc), cycles))
+                break
             continue
         exit_to = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), last)).removeprefix("return ")
         kind = CHAIN[opcode]
@@ -186,7 +191,7 @@ def block_source(
         elif kind == "return" and returns:
             target = returns.pop()
         if target == start:
-            runs_on = loop
+            runs_on = True
         else:
             runs_on = target >= 0 and count < BLOCK_MAX_INSTRUCTIONS and not ends(target)
         if not runs_on:
@@ -203,10 +208,14 @@ def block_source(
         pc = target
     else:
         lines.append(leave(str(pc), cycles))
-    if count < 2:
+    if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
     indent = "        " if loops else "    "
-    head = ["def block(c0):", "    first = c0", "    while True:"] if loops else ["def block(c0):"]
+    head = (
+        ["def block(c0, passes=True):", "    first = c0", "    while True:"]
+        if loops
+        else ["def block(c0, passes=True):"]
+    )
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(
         OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""

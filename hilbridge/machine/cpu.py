@@ -619,17 +619,9 @@ class Cpu:
         if found is None:
             self.blocks[pc] = False
             return False
-        run = self._block_function(pc, found.source)
-        once = (
-            self._block_function(
-                pc, block_source(self.prog, pc, self.jump_a11, self._ends_block, loop=False).source
-            )
-            if found.loops
-            else run
-        )  # type: ignore[union-attr]
         fetches = found.fetches
         after_first = None if fetches is None else FetchTable.of(fetches[1:])
-        block = self.blocks[pc] = (run, found.cycles, after_first, once)  # type: ignore[assignment]
+        block = self.blocks[pc] = (self._block_function(pc, found.source), found.cycles, after_first)  # type: ignore[assignment]
         return block
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
@@ -662,7 +654,7 @@ class Cpu:
                 fetches = block[2]
                 if fetches is not None and cycle + block[1] < self.stop:
                     board.program_fetch(pc, cycle)
-                    ran = block[3](cycle)
+                    ran = block[0](cycle, False)  # one pass: the fetch table is one pass's
                     self.pc = ran & 0xFFF
                     self.cycle = cycle + (ran >> 12)
                     if self.trace_fetches:
