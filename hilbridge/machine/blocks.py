@@ -14,7 +14,8 @@ before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may
 (board access, timer, interrupt enables) is followed by the fast loop's entry test again: the block
 returns there when the rest of it might reach the new stop (a VDC write may bring /INT a few cycles
 close), and the fast loop goes on instruction by instruction. So a block does exactly what the fast
-loop would, instruction by instruction.
+loop would, instruction by instruction. The register bank is a local of the function (only SEL RB
+and MOV PSW,A change it, and they write it back at once; nothing a block calls changes it).
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run
@@ -32,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hilbridge.machine.cartridge import PROGRAM_START
-from hilbridge.machine.semantics import CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
+from hilbridge.machine.semantics import ARG, CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
 from hilbridge.mcs48 import INSTRUCTIONS
 
 BLOCK_MAX_INSTRUCTIONS = 48
@@ -45,6 +46,8 @@ WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
+_BANK_SET = re.compile(r"^(\s*)C\.rb = ")
+_BANK = re.compile(r"\bC\.rb\b(?! = rb)")
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 
 Fetch = tuple[int, int, int]
@@ -172,6 +175,8 @@ def block_source(
                 lines.extend(again("    ", cycles))
                 loops = True
                 continue
+            if closes and line == ARG:  # only the taken arm, now the next pass, read the operand
+                continue
             line = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), line))
             lines.append(_RETURN.sub(lambda found, ran=cycles: found[1] + leave(found[2], ran), line))
         if through:
@@ -210,12 +215,13 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
+    head = ["def block(c0, passes=True):"]
+    if any("C.rb" in line for line in lines):  # the register bank in a local, kept up to date
+        lines = [_BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", line)) for line in lines]
+        head.append("    rb = C.rb")
+    if loops:
+        head += ["    first = c0", "    while True:"]
     indent = "        " if loops else "    "
-    head = (
-        ["def block(c0, passes=True):", "    first = c0", "    while True:"]
-        if loops
-        else ["def block(c0, passes=True):"]
-    )
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(
         OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""

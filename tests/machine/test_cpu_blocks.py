@@ -121,6 +121,7 @@ BODIES = (
     "mov a,psw",
     "sel rb1",
     "sel rb0",
+    "mov psw,a",  # the bank (and the stack pointer) from A
 )
 BRANCHES = ("jnz", "jz", "djnz r7,", "jmp", "jt1", "jnt1", "jtf", "jnc", "jb0")
 SETUPS = (
