@@ -44,6 +44,8 @@ _PC = re.compile(r"\bpc\b")
 _CYC = re.compile(r"\bcyc\b")
 WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
+PASS_TEST = f"if passes and c0 + {WHOLE} < C.stop:"
+"""The fast loop's entry test before a next pass inside the function."""
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
@@ -139,6 +141,7 @@ def block_source(
     fetches: list[Fetch] | None = []
     returns: list[int] = []  # the return addresses of the CALLs run through so far
     loops = False  # exits to `start` begin the next pass here
+    at_pcs: list[int] = []  # the PC of each instruction
 
     def leave(target: str, ran: int) -> str:
         return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
@@ -146,13 +149,14 @@ def block_source(
     def again(indent: str, ran: int) -> list[str]:
         return [
             f"{indent}c0 += {ran}",
-            f"{indent}if passes and c0 + {WHOLE} < C.stop:",
+            f"{indent}{PASS_TEST}",
             f"{indent}    continue",
             f"{indent}return {start} | ((c0 - first) << {CYCLE_SHIFT})",
         ]
 
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
+        at_pcs.append(pc)
         following = NEXT_PC[pc]
         before, cycles = cycles, cycles + CYCLES[opcode]
         count += 1
@@ -221,6 +225,9 @@ def block_source(
         head.append("    rb = C.rb")
     if loops:
         head += ["    first = c0", "    while True:"]
+        if not any(MOVES_STOP[prog[at]] for at in at_pcs):  # the stop stays as it is: read it once
+            head.insert(-2, f"    last = C.stop - {WHOLE} if passes else -1")
+            lines = [line.replace(PASS_TEST, "if c0 < last:") for line in lines]
     indent = "        " if loops else "    "
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(
