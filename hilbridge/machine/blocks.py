@@ -2,11 +2,13 @@
 
 The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
 instructions, at most `BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers'
-statements back to back with their PCs and cycles filled in. It runs on through JMP, CALL and RET
-while their target is the one expected at compile time (`CHAINED`; a run-time test, else the block
-returns the real target), and ends at RETR, JMPP and at a PC that may anchor an idle loop. An exit
-back to the block's start begins the next pass inside the function after the test the fast loop
-would make before running the block again (its start plus its most cycles below the stop). A
+statements back to back with their PCs and cycles filled in. It ends at a JMP, CALL, RET, RETR or
+JMPP and at a PC that may anchor an idle loop. An exit back to the block's start (a conditional
+branch, or a JMP whose target is the one expected at compile time: a run-time test, else the block
+returns the real target) begins the next pass inside the function after the test the fast loop
+would make before running the block again (its start plus its most cycles below the stop). Blocks
+do not run on into the code a JMP, CALL or RET goes to: each entry PC would compile its own copy of
+the code after it, and in a 600-frame run compiling those copies cost more than the calls saved. A
 conditional branch becomes a side exit (`return` of the target), so loops and tests do not end a
 block. The function returns the next PC in bits 0-11 and
 the cycles it ran in the bits above. The fast loop runs a block only when all of it would end
@@ -95,9 +97,9 @@ def _traceable(opcode: int) -> bool:
 TRACEABLE: tuple[bool, ...] = tuple(_traceable(opcode) for opcode in range(256))
 
 
-CHAINED = {"JMP addr11": "jump", "CALL addr11": "call", "RET": "return"}
-"""Forms a block runs on through: JMP and CALL to their target (if A11 is as it was when the block
-was compiled), RET to the return address of a CALL earlier in the block (if the stack still holds it)."""
+LOOPS_BACK = "JMP addr11"
+"""The form that closes a block's loop when its target is the block's start (and A11 is as it was
+when the block was compiled)."""
 TAKEN = "    return (pc & 0xF00) | arg"
 """The taken arm of every conditional branch form: its target is the page of the operand and the operand."""
 CONDITIONAL: tuple[bool, ...] = tuple(
@@ -105,7 +107,7 @@ CONDITIONAL: tuple[bool, ...] = tuple(
 )
 if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for opcode in range(256)):
     raise RuntimeError("a conditional branch form's taken arm is not TAKEN")
-CHAIN: tuple[str | None, ...] = tuple(CHAINED.get(form_of(INSTRUCTIONS[opcode])[0]) for opcode in range(256))
+JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,27 +121,20 @@ class BlockSource:
     loops: bool
 
 
-def _never(pc: int) -> bool:
-    return False
-
-
 def block_source(
     prog: bytes | bytearray,
     start: int,
     jump_a11: int = 0,
-    ends: Callable[[int], bool] = _never,
 ) -> BlockSource | None:
     """The block at `start`, None if it would hold less than two instructions and not loop on
-    itself (the single-instruction path is as fast). It runs on through JMP, CALL and RET (`CHAINED`; A11
-    guessed as `jump_a11`) to their targets, unless `ends(target)` (an idle-loop
-    anchor, which the fast loop must see). An exit back to `start` starts the next pass inside the
+    itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
+    or any other exit back to `start` starts the next pass inside the
     function when the fast loop would run the block again there (the same stop test) and the caller
     allows it (`passes`); a block whose conditional branch goes back to `start` ends after it."""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
     fetches: list[Fetch] | None = []
-    returns: list[int] = []  # the return addresses of the CALLs run through so far
     loops = False  # exits to `start` begin the next pass here
     at_pcs: list[int] = []  # the PC of each instruction
 
@@ -191,30 +186,16 @@ def block_source(
                 break
             continue
         exit_to = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), last)).removeprefix("return ")
-        kind = CHAIN[opcode]
-        target = -1
-        if kind in ("jump", "call"):
-            target = ((opcode >> 5) << 8) | prog[following] | jump_a11
-            if kind == "call":
-                returns.append(NEXT_PC[following])
-        elif kind == "return" and returns:
-            target = returns.pop()
-        if target == start:
-            runs_on = True
-        else:
-            runs_on = target >= 0 and count < BLOCK_MAX_INSTRUCTIONS and not ends(target)
-        if not runs_on:
+        target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] else -1
+        if target != start:
             lines.append(leave(exit_to, cycles))
             break
         lines.append(f"to = {exit_to}")
         lines.append(f"if to != {target}:")
         lines.append("    " + leave("to", cycles))
-        if target == start:
-            lines.extend(again("", cycles))
-            loops = True
-            break
-        check_stop = False
-        pc = target
+        lines.extend(again("", cycles))
+        loops = True
+        break
     else:
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside

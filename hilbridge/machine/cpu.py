@@ -615,7 +615,7 @@ class Cpu:
         ):
             self.blocks[pc] = HEAD
             return False
-        found = block_source(self.prog, pc, self.jump_a11, self._ends_block)
+        found = block_source(self.prog, pc, self.jump_a11)
         if found is None:
             self.blocks[pc] = False
             return False
@@ -628,11 +628,6 @@ class Cpu:
         namespace = dict(self.namespace)
         exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
         return namespace["block"]  # type: ignore[return-value]
-
-    def _ends_block(self, pc: int) -> bool:
-        """A block does not run on into `pc` if it may anchor an idle loop (the fast loop must hand
-        it to step() to be skipped)."""
-        return self.skip_idle and idle.may_return(self.prog, pc, pc, allow_movx=False)
 
     def _run_traced(self, target: int) -> None:
         """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a

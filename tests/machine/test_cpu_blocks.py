@@ -1,6 +1,6 @@
 """Compiled blocks must do what the fast loop does instruction by instruction, and that what
 `step()` does: where a block's instruction moves the stop, where a block loops on itself and where
-it runs on into the block it jumps, calls or returns to."""
+blocks end at the jumps, calls and returns between them."""
 
 from __future__ import annotations
 
@@ -232,11 +232,12 @@ ROUTINE_BODIES = (
     targets=st.lists(st.integers(1, 6000), max_size=3).map(sorted),
     irq_at=st.lists(st.integers(0, 6000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
 )
-def test_a_block_running_on_through_jumps_calls_and_returns_equals_stepping(
+def test_blocks_ending_at_jumps_calls_and_returns_equal_stepping(
     body1, between, body2, setup, targets, irq_at
 ):
-    """Blocks run on through CALL, JMP and RET when A11 and the stack are as the block expects; a
-    SEL MB1, a moved return address or an interrupt on the way must give what stepping gives."""
+    """Blocks end at CALL, JMP and RET, and a JMP back to a block's start loops (when A11 is as
+    compiled); a SEL MB1, a moved return address or an interrupt on the way must give what stepping
+    gives."""
     joined = "\n        ".join
     image = assemble_cart(
         CHAINING.format(setup=setup, body1=joined(body1), between=joined(between), body2=joined(body2))
