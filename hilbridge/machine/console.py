@@ -121,10 +121,17 @@ class Console:
         self.t1_edges: T1Edges = self.vdc.t1_edges()
         self.cpu = Cpu(self, self.prog)
         self._refresh_program()
+        self._select_movx()
 
     # -- the board interface the CPU calls --------------------------------------------------------
     def movx_read(self, address: int, cycle: int) -> int:
         p1 = self.p1
+        if p1 == self._vdc_only_p1:  # only the VDC answers, no one listens (`_select_movx`)
+            value = self.vdc.read(address, cycle)
+            self.cpu.vdc_read(cycle)
+            return value
+        if p1 == self._ram_only_p1:  # only the external RAM answers, no one listens
+            return self.ram[address] if address < EXTERNAL_RAM_SIZE else 0xFF
         value = self.cart.read(address, p1, self.p2) if self.cart.drives_reads else 0xFF
         if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
             value &= self.ram[address]
@@ -137,6 +144,16 @@ class Console:
 
     def movx_write(self, address: int, value: int, cycle: int) -> None:
         p1 = self.p1
+        if p1 == self._vdc_only_p1:
+            self.vdc.write(address, value, cycle)
+            cpu = self.cpu
+            if cpu.xirq_enabled and not cpu.irq_in_progress:
+                cpu.vdc_written(cycle)
+            return
+        if p1 == self._ram_only_p1:
+            if address < EXTERNAL_RAM_SIZE:
+                self.ram[address] = value
+            return
         if not p1 & P1_EXTERNAL_DISABLE:
             if not p1 & P1_RAM_DISABLE and address < EXTERNAL_RAM_SIZE:
                 self.ram[address] = value
@@ -159,6 +176,7 @@ class Console:
                 self.vdc.set_lum(not value & P1_LUM, cycle)
             if changed:
                 self._refresh_program()
+                self._select_movx()
         else:
             self.p2 = value
 
@@ -270,6 +288,20 @@ class Console:
         for number in range(count):
             self.program_fetches(fetches, cycle + number * period, period)
 
+    def _select_movx(self) -> None:
+        """Note the P1 values with which a MOVX reaches the VDC alone or the external RAM alone:
+        that one selected, the other deselected, external RD/WR enabled, a cartridge that neither
+        drives reads nor takes writes, no bus listener. With them, `movx_read`/`movx_write` make
+        one or two comparisons instead of the whole decode (vdc_regs makes 500 MOVX to the VDC a
+        frame, cpu_alu 300 to RAM). The answer depends only on the P1 value, the cartridge and the
+        listeners, so a P1 set directly (a test, a loaded state) can never take a wrong fast path,
+        only miss one until the next `port_write`; every listener change selects again."""
+        p1 = self.p1
+        quiet = not (self.cart.drives_reads or self.cart.takes_writes or self._listeners)
+        chips = p1 & (P1_VDC_DISABLE | P1_RAM_DISABLE | P1_EXTERNAL_DISABLE)
+        self._vdc_only_p1 = p1 if quiet and chips == P1_RAM_DISABLE else -1
+        self._ram_only_p1 = p1 if quiet and chips == P1_VDC_DISABLE else -1
+
     def _refresh_program(self) -> None:
         view = self.cart.program_view(self.p1)
         if view is not self._view:
@@ -287,6 +319,7 @@ class Console:
     def add_bus_listener(self, listener: BusListener, *, fetches: bool = False) -> None:
         """Call `listener` with every MOVX access (and, with `fetches`, every cartridge fetch)."""
         self._listeners.append(listener)
+        self._select_movx()
         if fetches:
             self._fetch_listeners.append(listener)
             self.cpu.trace_fetches = True
@@ -297,6 +330,7 @@ class Console:
         if listener in self._fetch_listeners:
             self._fetch_listeners.remove(listener)
         self.cpu.trace_fetches = bool(self._fetch_listeners)
+        self._select_movx()
 
     # -- running ----------------------------------------------------------------------------------
     @property
@@ -426,6 +460,7 @@ class Console:
         self.vdc.load_state(fields["vdc"])
         self._view = None
         self._refresh_program()
+        self._select_movx()
 
     def _cart_sha1(self) -> str:
         return hashlib.sha1(self.cart.image).hexdigest()

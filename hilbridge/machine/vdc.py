@@ -145,6 +145,19 @@ class Vdc:
         # per address: the CONTROL bit that locks it (0: never locked), so a write tests one AND
         lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
         self._lock_bits = tuple(lock_bits[info.lock] for info in self._info)
+        # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
+        # bit, redraw, sound-clocked): the register table decided once, not at each of the
+        # thousands of writes a frame some carts make
+        self._write_plan = tuple(
+            (
+                info.canonical,
+                info.write_mask if info.canonical < 0xF0 else None,
+                lock_bits[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
+                info.redraw,
+                info.canonical in SOUND_CLOCKED,
+            )
+            for info in self._info
+        )
         self.raster = Raster(self.timing, self.chip)
         self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
@@ -787,22 +800,19 @@ class Vdc:
 
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        address &= 0xFF
-        info = self._info[address]
-        a = info.canonical
+        a, mask, lock, redraw, sound_clocked = self._write_plan[address & 0xFF]
         registers = self.registers
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
-        if registers[CONTROL] & self._lock_bits[address] or a >= 0xF0:
+        if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
             return
-        mask = info.write_mask
         old = registers[a]
         new = old if mask is None else value & mask
         changes_picture = new != old and self.changes_drawing(a, old ^ new, registers[CONTROL])
-        if info.redraw and value != old:
+        if redraw and value != old:
             # MAME redraws up to the beam, even when the picture stays the same: where its last
             # update stopped decides where the frame end goes on drawing. Consecutive
             # redraws with one picture within a frame draw what the last of them alone would (the
@@ -817,7 +827,7 @@ class Vdc:
         if mask is None:
             return
         self._next_irq_cache = None
-        if a in SOUND_CLOCKED:
+        if sound_clocked:
             self._write_sound_clocked(a, new, start, cycle)
         if new != old:
             if changes_picture:
