@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_vdc_status_reads import per_read  # the per-read path on a copy: the reference
 
-import hilbridge.machine.vdc as vdc_module
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import NTSC, PAL, Region
@@ -46,17 +46,8 @@ def chip_state(vdc: Vdc) -> dict:
     return {**private, **vdc.state()}
 
 
-def one_by_one(vdc: Vdc, first: int, period: int, count: int) -> tuple[list[int], Vdc]:
-    """The values and the chip after `peek_reads` on the per-read path, on a copy of `vdc`."""
-    twin = copy.deepcopy(vdc)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(vdc_module, "BULK_STATUS_READS", 1 << 62)
-        values = Vdc.peek_reads(twin, STATUS, first, period, count)
-    return values, twin
-
-
 def assert_bulk_equals_one_by_one(vdc: Vdc, first: int, period: int, count: int) -> None:
-    expected, twin = one_by_one(vdc, first, period, count)
+    expected, twin = per_read(vdc, first, period, count)
     assert vdc.peek_reads(STATUS, first, period, count) == expected
     assert chip_state(vdc) == chip_state(twin)
 
@@ -177,7 +168,7 @@ def test_bulk_overlap_reads_equal_the_per_read_path_in_the_skips_of_a_running_ca
         if vdc._info[address].read != "status" or not has_overlaps(vdc):
             return peek_reads(address, first, period, count)
         skipped.append(count)
-        expected, twin = one_by_one(vdc, first, period, count)
+        expected, twin = per_read(vdc, first, period, count)
         assert peek_reads(address, first, period, count) == expected
         assert chip_state(vdc) == chip_state(twin)
         return expected
@@ -235,7 +226,7 @@ def test_an_overlap_pixel_where_the_read_before_stopped_drawing_is_the_next_read
         if probe._last_line * 360 + probe._last_hpos not in ends:
             continue  # the access time put the beam a pixel further
         tried += 1
-        values, _twin = one_by_one(chip, cycle, period, 40)
+        values, _twin = per_read(chip, cycle, period, 40)
         assert values[1] & 0x80, "the pixel where the first read stopped sets the second read's bit"
         assert_bulk_equals_one_by_one(chip, cycle, period, 40)
     assert tried >= 3
@@ -250,6 +241,6 @@ def test_overlaps_at_the_right_edge_are_drawn_by_the_read_in_the_hblank(region: 
     assert max(p % 360 for p in vdc._current_picture().overlap_positions().tolist()) == 359
     cycle = vdc.timing.first_cycle_at_pixel(vdc._frame_pixels + vdc._line0_offset + 58 * region.htotal)
     vdc.read(STATUS, cycle)
-    expected, _twin = one_by_one(vdc, cycle + period, period, 300)
+    expected, _twin = per_read(vdc, cycle + period, period, 300)
     assert sum(1 for value in expected if value & 0x80) >= 10
     assert_bulk_equals_one_by_one(vdc, cycle + period, period, 300)
