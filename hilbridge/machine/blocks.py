@@ -3,16 +3,15 @@
 The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
 instructions, at most `BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers'
 statements back to back with their PCs and cycles filled in. It ends at a JMP, CALL, RET, RETR or
-JMPP and at a PC that may anchor an idle loop. An exit back to the block's start (a conditional
-branch, or a JMP whose target is the one expected at compile time: a run-time test, else the block
-returns the real target) begins the next pass inside the function after the test the fast loop
-would make before running the block again (its start plus its most cycles below the stop). Blocks
-do not run on into the code a JMP, CALL or RET goes to: each entry PC would compile its own copy of
-the code after it, and in a 600-frame run compiling those copies cost more than the calls saved. A
-conditional branch becomes a side exit (`return` of the target), so loops and tests do not end a
-block. The function returns the next PC in bits 0-11 and
-the cycles it ran in the bits above. The fast loop runs a block only when all of it would end
-before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may move the stop
+JMPP. A conditional branch becomes a side exit (`return` of the target), so loops and tests do not
+end a block. An exit back to the block's start (a conditional branch, or a JMP whose target is the
+one expected at compile time: a run-time test, else the block returns the real target) begins the
+next pass inside the function after the test the fast loop would make before running the block
+again (its start plus its most cycles below the stop). Blocks do not run on into the code a JMP,
+CALL or RET goes to: each entry PC would compile its own copy of the code after it, and in a
+600-frame run compiling those copies cost more than the calls saved. The function returns the next
+PC in bits 0-11 and the cycles it ran in the bits above. The fast loop runs a block only when all of
+it would end before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may move the stop
 (board access, timer, interrupt enables) is followed by the fast loop's entry test again: the block
 returns there when the rest of it might reach the new stop (a VDC write may bring /INT a few cycles
 close), and the fast loop goes on instruction by instruction. So a block does exactly what the fast
@@ -112,13 +111,12 @@ JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK fo
 
 @dataclass(frozen=True, slots=True)
 class BlockSource:
-    """A block's `def block(c0)` source, its most cycles in one pass, its fetches (None: not
-    traceable in one call), and whether it loops on itself."""
+    """A block's `def block(c0, passes=True)` source, its most cycles in one pass and its fetches
+    (None: not traceable in one call)."""
 
     source: str
     cycles: int
     fetches: tuple[Fetch, ...] | None
-    loops: bool
 
 
 def block_source(
@@ -136,7 +134,7 @@ def block_source(
     check_stop = False
     fetches: list[Fetch] | None = []
     loops = False  # exits to `start` begin the next pass here
-    at_pcs: list[int] = []  # the PC of each instruction
+    moves_stop = False  # an instruction of the block may move the stop
 
     def leave(target: str, ran: int) -> str:
         return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
@@ -151,7 +149,7 @@ def block_source(
 
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
-        at_pcs.append(pc)
+        moves_stop = moves_stop or MOVES_STOP[opcode]
         following = NEXT_PC[pc]
         before, cycles = cycles, cycles + CYCLES[opcode]
         count += 1
@@ -206,7 +204,7 @@ def block_source(
         head.append("    rb = C.rb")
     if loops:
         head += ["    first = c0", "    while True:"]
-        if not any(MOVES_STOP[prog[at]] for at in at_pcs):  # the stop stays as it is: read it once
+        if not moves_stop:  # the stop stays as it is: read it once
             head.insert(-2, f"    last = C.stop - {WHOLE} if passes else -1")
             lines = [line.replace(PASS_TEST, "if c0 < last:") for line in lines]
     indent = "        " if loops else "    "
@@ -214,4 +212,4 @@ def block_source(
     text = text.replace(WHOLE, str(cycles)).replace(
         OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""
     )
-    return BlockSource(text, cycles, None if fetches is None else tuple(fetches), loops)
+    return BlockSource(text, cycles, None if fetches is None else tuple(fetches))

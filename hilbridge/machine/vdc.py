@@ -561,9 +561,9 @@ class Vdc:
         line0_timer = line0 * self._pixel_as // self._cycle_as
         undrawn = (into < 0) | ((into < htotal) & (cycles - MOVX_CYCLES < line0_timer))
         raster[undrawn] = drawn
-        reach = raster  # the pixels rise (checked above), so each read reaches at least the last
         positions = self._current_picture().overlap_positions()
-        before = np.searchsorted(positions, reach)  # overlap positions below each read's reach
+        # the pixels rise (checked above), so each read reaches at least as far as the one before
+        before = np.searchsorted(positions, raster)  # overlap positions below each read's reach
         overlaps = np.diff(before, prepend=np.searchsorted(positions, drawn)) > 0
         steady = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
         status = self.raster.hstatus_of(pixels) * STATUS_HSTATUS | overlaps * STATUS_OVERLAP | steady
