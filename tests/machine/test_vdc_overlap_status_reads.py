@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_vdc_status_reads import per_read  # the per-read path on a copy: the reference
+from test_vdc_status_reads import per_read, trace_with_quiet_fetch_hooks
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -174,13 +174,7 @@ def test_bulk_overlap_reads_equal_the_per_read_path_in_the_skips_of_a_running_ca
         return expected
 
     vdc.peek_reads = checked  # type: ignore[method-assign]
-    console.cpu.trace_fetches = console.cpu.trace_blocks = console.cpu.skip_traced = True
-    console.program_fetch = lambda address, cycle: None  # type: ignore[method-assign]
-    console.program_fetches = lambda fetches, cycle, ran: None  # type: ignore[method-assign]
-    console.repeat_fetches = lambda fetches, cycle, period, count: None  # type: ignore[method-assign]
-    console.repeat_reads = lambda address, first, period, count: console.peek_reads(
-        address, first, period, count
-    )  # type: ignore[method-assign]
+    trace_with_quiet_fetch_hooks(console)
     console.run_frames(20)
     assert sum(skipped) > 1000, f"only {sum(skipped)} status reads were skipped where cells overlap"
 

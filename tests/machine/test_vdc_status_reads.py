@@ -43,6 +43,18 @@ def per_read(vdc: Vdc, first: int, period: int, count: int) -> tuple[list[int], 
     return values, twin
 
 
+def trace_with_quiet_fetch_hooks(console: Console) -> None:
+    """Run `console` as a traced check does (blocks and skipped loops reported in bulk, status
+    reads skipped through `peek_reads`), with the fetch reports themselves thrown away."""
+    console.cpu.trace_fetches = console.cpu.trace_blocks = console.cpu.skip_traced = True
+    console.program_fetch = lambda address, cycle: None  # type: ignore[method-assign]
+    console.program_fetches = lambda fetches, cycle, ran: None  # type: ignore[method-assign]
+    console.repeat_fetches = lambda fetches, cycle, period, count: None  # type: ignore[method-assign]
+    console.repeat_reads = lambda address, first, period, count: console.peek_reads(
+        address, first, period, count
+    )  # type: ignore[method-assign]
+
+
 def assert_same_reads(vdc: Vdc, first: int, period: int, count: int) -> None:
     expected, twin = per_read(vdc, first, period, count)
     assert vdc.peek_reads(STATUS, first, period, count) == expected
@@ -71,13 +83,7 @@ def test_bulk_status_reads_equal_the_per_read_path_in_the_skips_of_a_running_car
         return expected
 
     vdc.peek_reads = checked  # type: ignore[method-assign]
-    console.cpu.trace_fetches = console.cpu.trace_blocks = console.cpu.skip_traced = True
-    console.program_fetch = lambda address, cycle: None  # type: ignore[method-assign]
-    console.program_fetches = lambda fetches, cycle, ran: None  # type: ignore[method-assign]
-    console.repeat_fetches = lambda fetches, cycle, period, count: None  # type: ignore[method-assign]
-    console.repeat_reads = lambda address, first, period, count: console.peek_reads(
-        address, first, period, count
-    )  # type: ignore[method-assign]
+    trace_with_quiet_fetch_hooks(console)
     console.run_frames(20)
     assert sum(skipped) > 1000, f"only {sum(skipped)} status reads were skipped in bulk"
 
