@@ -27,6 +27,7 @@ from typing import Protocol
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.link.errors import LinkDisconnected
+from hilbridge.link.transport import Endpoint
 
 
 @dataclass(slots=True)
@@ -112,14 +113,13 @@ class ByteMangler:
         return bytes(out)
 
 
-class ByteDevice(Protocol):
-    """The device end a fault plan sits in front of (`SimulatedAdapter`'s byte interface)."""
+class ByteDevice(Endpoint, Protocol):
+    """The device end a fault plan sits in front of: an in-process `Endpoint` that also says whether
+    it is busy and sends at most `limit` bytes at a time (`SimulatedAdapter`'s byte interface)."""
 
     @property
     def busy(self) -> bool:
         """Whether the device is still working on what it received (replies may follow)."""
-
-    def receive(self, data: bytes) -> None: ...
 
     def transmit(self, limit: int | None = None) -> bytes: ...
 
