@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Tests that use a module- or class-scoped fixture (a served simulator, a firmware program...) form
     one group per module, so the fixture is set up once, as in a one-process run; a test can name its
-    own group (tests/oracle/oracle_support.py's `compare_group`). Every other test is handed out on
+    own group (tests/fixture_runs.py's `compare_group`). Every other test is handed out on
     its own.
     """
     if not config.pluginmanager.hasplugin("xdist"):

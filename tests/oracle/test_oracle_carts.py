@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle_support import CARTS_DIR, SPECS, cart_image
+from fixture_runs import CARTS_DIR, SPECS, cart_image
 
 from hilbridge.errors import HilbridgeError
 from hilbridge.machine.palette import RF_PALETTE

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import require_tool
-from oracle_support import cart_image
+from fixture_runs import cart_image
 
 from hilbridge.cli.main import cli
 from hilbridge.oracle.trace import parse_trace

@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fixture_runs import REGIONS, SPECS, compare_group, emulator_run, mame_run
 from oracle_support import (  # noqa: F401 (mame_installed: an autouse fixture)
-    REGIONS,
-    SPECS,
-    compare_group,
     emulator_audio,
-    emulator_run,
     mame_audio,
     mame_installed,
-    mame_run,
 )
 
 from hilbridge.oracle.audio import match_audio

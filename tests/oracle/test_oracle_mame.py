@@ -9,7 +9,8 @@ import itertools
 
 import numpy as np
 import pytest
-from oracle_support import SPECS, cart_image, mame_installed, mame_run  # noqa: F401 (autouse fixture)
+from fixture_runs import SPECS, cart_image, mame_run
+from oracle_support import mame_installed  # noqa: F401 (autouse fixture)
 
 from hilbridge.oracle.trace import Access
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tool
-from oracle_support import cart_image
+from fixture_runs import cart_image
 
 from hilbridge.oracle import run_cache
 from hilbridge.oracle.mame import run_mame
