@@ -252,12 +252,20 @@ class EmulatorSide:
         if port == 1:
             self._p1_seen(cycle, self.console.p1)
 
+    def _on_port_write_traced(self, port: int, value: int, cycle: int) -> None:
+        """With fetches traced, a change of the slot's P1 bits shows at the next cartridge fetch or
+        access, as stepping shows it: until then a block's first fetch is reported before it runs."""
+        self._port_write(port, value, cycle)
+        if port == 1 and (self.console.p1 & CART_P1_MASK) != self._p1:
+            self.console.cpu.trace_first_fetches_after = False
+
     def _p1_seen(self, cycle: int, p1: int) -> int:
         """P1 as the events show it, after a P1 event when the slot's P10/P11/P14 just changed."""
         shown = p1 & self.p1_mask
         slot_p1 = p1 & CART_P1_MASK
         if slot_p1 != self._p1:
             self._p1 = slot_p1
+            self.console.cpu.trace_first_fetches_after = self.fetches and self.reset_cycle is not None
             if self.what & 8:
                 self._events.append((cycle, P1, 0, slot_p1, shown))
         return shown
@@ -280,6 +288,9 @@ class EmulatorSide:
                 if not self.fetches:
                     self.console.cpu.trace_fetches = False
                     self.console.port_write = self._on_port_write  # type: ignore[method-assign]
+                else:  # a block's first fetch needs no call of its own from now on (`_on_fetches`)
+                    self.console.cpu.trace_first_fetches_after = True
+                    self.console.port_write = self._on_port_write_traced  # type: ignore[method-assign]
         elif address == VSYNC_HOOK:
             events.append((cycle, SYNC, address, 0, 0))
 

@@ -72,10 +72,10 @@ class FetchTable:
         return cls(entries, min(addresses), max(addresses))
 
 
-Block = tuple[Callable[..., int], int, "FetchTable | None"]
+Block = tuple[Callable[..., int], int, "FetchTable | None", "FetchTable | None"]
 """A compiled block: the function ((start cycle, may start more passes = True) -> next PC | cycles
-<< 12), the most cycles one pass may take, and its fetches (None: not traceable in one call; a
-traced run runs one pass at a time)."""
+<< 12), the most cycles one pass may take, and its fetches after the first and all of them (None:
+not traceable in one call; a traced run runs one pass at a time)."""
 
 
 def _falls_through(opcode: int) -> bool:

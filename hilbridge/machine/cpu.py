@@ -107,6 +107,7 @@ class Cpu:
         "tirq_enabled",
         "trace_blocks",
         "trace_fetches",
+        "trace_first_fetches_after",
         "visits",
         "xirq_enabled",
     )
@@ -127,6 +128,9 @@ class Cpu:
         self.trace_fetches = False
         # a board that orders a block's bulk fetches among its accesses itself sets this
         self.trace_blocks = False
+        # and this when it needs no call at a block's first fetch, before the block runs (it reads
+        # nothing there that the block could change): the block's whole table then comes after it
+        self.trace_first_fetches_after = False
         self.skip_idle = True
         self.target = NEVER
         self.last_read_pc = -1
@@ -620,8 +624,11 @@ class Cpu:
             self.blocks[pc] = False
             return False
         fetches = found.fetches
-        after_first = None if fetches is None else FetchTable.of(fetches[1:])
-        block = self.blocks[pc] = (self._block_function(pc, found.source), found.cycles, after_first)  # type: ignore[assignment]
+        after_first = whole = None
+        if fetches is not None:
+            after_first, whole = FetchTable.of(fetches[1:]), FetchTable.of(fetches)
+        function = self._block_function(pc, found.source)
+        block = self.blocks[pc] = (function, found.cycles, after_first, whole)  # type: ignore[assignment]
         return block
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
@@ -633,7 +640,8 @@ class Cpu:
         """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a
         fetch table runs whole when all of it would end before the stop (as in the fast loop); its
         first fetch goes to the board before it runs (the board sees the machine as stepping would
-        at that fetch), the others in one `program_fetches` call after it. The rest is stepped."""
+        at that fetch), the others in one `program_fetches` call after it; with
+        `trace_first_fetches_after`, all of them after it. The rest is stepped."""
         board = self.board
         hot = self.block_hot
         while self.trace_fetches:
@@ -648,6 +656,12 @@ class Cpu:
             if block:
                 fetches = block[2]
                 if fetches is not None and cycle + block[1] < self.stop:
+                    if self.trace_first_fetches_after:
+                        ran = block[0](cycle, False)
+                        self.pc = ran & 0xFFF
+                        self.cycle = cycle + (ran >> 12)
+                        board.program_fetches(block[3], cycle, ran >> 12)
+                        continue
                     board.program_fetch(pc, cycle)
                     ran = block[0](cycle, False)  # one pass: the fetch table is one pass's
                     self.pc = ran & 0xFFF

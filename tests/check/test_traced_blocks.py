@@ -95,3 +95,13 @@ def test_skipped_polling_reads_come_in_bulk_with_the_values_of_stepping(name: st
         events, state, _ = traced(SPECS[name], "ntsc", fast=True)
     assert sum(calls) > 100, f"only {sum(calls)} reads were skipped"
     assert (events, state) == traced(SPECS[name], "ntsc", fast=False)[:2]
+
+
+@pytest.mark.parametrize("name", ["cpu_alu", "vdc_regs", "timer_counter"])
+def test_a_blocks_first_fetch_comes_in_its_table_unless_p1_just_changed(name: str) -> None:
+    """After the reset fetch, a block reports its first fetch in its table after it runs
+    (`Cpu.trace_first_fetches_after`), not in a call of its own before it; only after a port write
+    that changed the slot's P1 bits is it reported first, as that fetch shows the change."""
+    events, _, bulk = traced(SPECS[name], "ntsc", fast=True)
+    fetches = sum(event[1] == FETCH for event in events)
+    assert bulk >= 0.97 * fetches, f"{bulk} of {fetches} fetches came in bulk"
