@@ -6,6 +6,7 @@ notify and end up alike. The glue facts: docs/hardware.md, "Glue logic"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -15,6 +16,7 @@ from hypothesis import example, given, settings
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.timing import NTSC
 from hilbridge.machine.vdc import CONTROL, CONTROL_DISPLAY, CONTROL_GRID, SHIFT_REGISTERS, Vdc, register_map
 from hilbridge.oracle.carts import build_cart, load_manifest
@@ -97,27 +99,59 @@ LISTENED = [
 ]
 
 
+# each chip alone with no one listening: the fast paths themselves, and their CPU notifications
+QUIET = [
+    (("port", 0xB4), 4),  # VDC alone
+    (("write", 0xA0, 0x08), 4),
+    (("read", 0xA1), 4),
+    (("port", 0xAC), 4),  # RAM alone
+    (("write", 0x10, 0x22), 4),
+    (("read", 0x10), 4),
+]
+
+
+def recording(name: str, notify: Callable[[Cpu, int], None], notified: dict[int, list]) -> Callable:
+    """`notify` (a `Cpu` method), also appending (name, cycle) to the CPU's list in `notified`."""
+
+    def recorded(cpu: Cpu, cycle: int) -> None:
+        notified[id(cpu)].append((name, cycle))
+        notify(cpu, cycle)
+
+    return recorded
+
+
 @pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     mapper=st.sampled_from(sorted(CARTS)),
     steps=st.lists(st.tuples(operations, st.integers(2, 60)), min_size=10, max_size=50),
+    interrupts=st.booleans(),
 )
-@example(mapper="o2_rom", steps=LISTENED)
-def test_fast_paths_answer_notify_and_leave_the_machine_as_the_full_decode(mapper, steps) -> None:
+@example(mapper="o2_rom", steps=LISTENED, interrupts=False)
+@example(mapper="o2_rom", steps=QUIET, interrupts=True)
+def test_fast_paths_answer_notify_and_leave_the_machine_as_the_full_decode(mapper, steps, interrupts) -> None:
+    """Also the CPU's notifications (`Cpu.vdc_read`, and `Cpu.vdc_written` while the external
+    interrupt is enabled): the fast loop's stop and idle skipping depend on them."""
     fast, full = consoles(mapper)
+    for console in (fast, full):
+        console.cpu.xirq_enabled = interrupts
+    notified: dict[int, list[tuple[str, int]]] = {id(fast.cpu): [], id(full.cpu): []}
     fast_log: list[tuple | BusAccess] = []
     full_log: list[tuple | BusAccess] = []
     fast_saved: list[bytes] = []
     full_saved: list[bytes] = []
     cycle = 0
-    for operation, gap in steps:
-        cycle += gap
-        apply(fast, operation, cycle, fast_log, fast_saved)
-        apply(full, operation, cycle, full_log, full_saved)
-        assert fast_log == full_log, operation
-        assert fast.ram == full.ram and fast.vdc.registers == full.vdc.registers, operation
-        assert fast.cart.latch == full.cart.latch and fast.prog == full.prog, operation
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("vdc_read", "vdc_written"):
+            patch.setattr(Cpu, name, recording(name, getattr(Cpu, name), notified))
+        for operation, gap in steps:
+            cycle += gap
+            apply(fast, operation, cycle, fast_log, fast_saved)
+            apply(full, operation, cycle, full_log, full_saved)
+            assert fast_log == full_log, operation
+            assert notified[id(fast.cpu)] == notified[id(full.cpu)], operation
+            assert fast.ram == full.ram and fast.vdc.registers == full.vdc.registers, operation
+            assert fast.cart.latch == full.cart.latch and fast.prog == full.prog, operation
     assert fast.state() == full.state()
 
 
