@@ -656,17 +656,15 @@ class Cpu:
             if block:
                 fetches = block[2]
                 if fetches is not None and cycle + block[1] < self.stop:
-                    if self.trace_first_fetches_after:
-                        ran = block[0](cycle, False)
-                        self.pc = ran & 0xFFF
-                        self.cycle = cycle + (ran >> 12)
-                        board.program_fetches(block[3], cycle, ran >> 12)
-                        continue
-                    board.program_fetch(pc, cycle)
+                    after = self.trace_first_fetches_after
+                    if not after:
+                        board.program_fetch(pc, cycle)
                     ran = block[0](cycle, False)  # one pass: the fetch table is one pass's
                     self.pc = ran & 0xFFF
                     self.cycle = cycle + (ran >> 12)
-                    if self.trace_fetches:
+                    if after:
+                        board.program_fetches(block[3], cycle, ran >> 12)
+                    elif self.trace_fetches:
                         board.program_fetches(fetches, cycle, ran >> 12)
                     continue
             elif block is None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+
+from fixture_runs import SPECS, cart_image
 
 from hilbridge.capture.sources import EventFrameSource, event_batches
 from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, expanded
@@ -14,23 +15,16 @@ from hilbridge.link.adapter import CaptureRecord
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.sim.capture import CaptureStream
 from hilbridge.sim.deviations import DeviantConsoleFactory, Deviation
 
-CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
 
 
 @cache
-def specs() -> dict[str, CartSpec]:
-    return {spec.name: spec for spec in load_manifest(CARTS)}
-
-
-@cache
 def fixture_cart(name: str) -> Cartridge:
-    spec = specs()[name]
-    return load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=name)
+    spec = SPECS[name]
+    return load_cartridge(cart_image(name), None if spec.slot == "o2_rom" else spec.slot, name=name)
 
 
 def stream_events(stream: CaptureStream, frames: int) -> Iterator[tuple[int, bytes]]:

@@ -5,9 +5,9 @@ reported at its first access."""
 from __future__ import annotations
 
 import pytest
-from check_support import SimulatedCapture, fixture_cart, specs
+from check_support import SimulatedCapture, fixture_cart
 from conftest import require_tool
-from fixture_runs import compare_group, emulator_run, mame_run
+from fixture_runs import REGIONS, SPECS, compare_group, emulator_run, mame_run
 
 from hilbridge.capture.sources import open_capture
 from hilbridge.check import check
@@ -45,12 +45,12 @@ def oracle_verdict(name: str, region: str) -> str:
     ("name", "region"),
     [
         pytest.param(name, region, marks=compare_group(name, region))  # beside the oracle's tests
-        for name in sorted(specs())
-        for region in ("ntsc", "pal")
+        for name in sorted(SPECS)
+        for region in REGIONS
     ],
 )
 def test_the_checks_verdict_is_the_oracles(name: str, region: str) -> None:
-    spec = specs()[name]
+    spec = SPECS[name]
     image = fixture_cart(name).image
     mapper = MAME_EQUIVALENT_MAPPERS.get(spec.slot, spec.slot)
     cart = load_cartridge(image, mapper, name=name)  # the emulator as MAME 0.251 maps the slot

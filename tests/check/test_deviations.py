@@ -11,7 +11,8 @@ regions is slow (a few CPU-minutes).
 from __future__ import annotations
 
 import pytest
-from check_support import SimulatedCapture, first_raw_difference, fixture_cart, specs
+from check_support import SimulatedCapture, first_raw_difference, fixture_cart
+from fixture_runs import SPECS
 
 from hilbridge.check import check
 from hilbridge.machine.timing import REGIONS
@@ -76,7 +77,7 @@ def matrix() -> list[tuple[str, str, str]]:
     """Every seeded deviation on every fixture cart in both regions (about a second each)."""
     regions = ("ntsc", "pal")
     return [
-        (cart, name, region) for cart in sorted(specs()) for name in sorted(DEVIATIONS) for region in regions
+        (cart, name, region) for cart in sorted(SPECS) for name in sorted(DEVIATIONS) for region in regions
     ]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from check_support import specs
+from fixture_runs import SPECS
 
 from hilbridge.capture.stream import FrameSync, Gap, ResetDetected
 from hilbridge.check.emulator import FETCH, P1, RESET, SYNC, WRITE, as_events
@@ -128,7 +128,7 @@ def test_idle_loops_skipped_while_tracing_give_the_fetches_of_stepping(cart_name
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("cart_name", sorted(specs()))
+@pytest.mark.parametrize("cart_name", sorted(SPECS))
 def test_idle_loops_skipped_while_tracing_on_every_cart(cart_name: str) -> None:
     assert traced_events(cart_name, 60, stepping=False) == traced_events(cart_name, 60, stepping=True)
 

@@ -4,19 +4,17 @@ of stepping every instruction, on every fixture cart, in both regions."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from fixture_runs import CARTS_DIR
 
 from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 
-CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 SPECS: dict[str, CartSpec] = {
-    spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)
+    spec.name: spec for folder in (CARTS_DIR, CARTS_DIR / "wait_loops") for spec in load_manifest(folder)
 }
 FRAMES = 4
 FULL = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
