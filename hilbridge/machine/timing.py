@@ -226,12 +226,15 @@ class Raster:
         chip = self.chip
         return chip.hstatus_start <= hpos < chip.bgate_start and self.y_beam(line, hpos) <= 242
 
+    def positions_of(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`position_of` of each global pixel in `pixels` (int64): their lines and their hpos."""
+        pixels = pixels % self.frame_pixels
+        return (pixels // self.htotal + POWER_ON_LINE) % self.vtotal, pixels % self.htotal
+
     def hstatus_of(self, pixels: np.ndarray) -> np.ndarray:
         """`hstatus(*position_of(pixel))` of each global pixel in `pixels` (int64), as booleans."""
         chip = self.chip
-        pixels = pixels % self.frame_pixels
-        line = (pixels // self.htotal + POWER_ON_LINE) % self.vtotal
-        hpos = pixels % self.htotal
+        line, hpos = self.positions_of(pixels)
         line[(line == 0) & (hpos < chip.hblank_start)] = self.vtotal  # y_beam's line 0 before its hblank
         # from bgate_start on hstatus is clear, so y_beam's next-line step never matters here
         return (

@@ -473,6 +473,23 @@ class Vdc:
             values.append(self._status_value(pixel))
         return values
 
+    def read_positions(
+        self, address: int, first: int, period: int, count: int
+    ) -> tuple[list[int], list[int]] | None:
+        """Lines and hpos of the beam at `count` reads skipped under `read_horizon` (every `period`
+        cycles from `first`), as `position` gives them right after each read's `peek`, asked before
+        they are peeked (a bus trace places every read; `peek_reads` then values them in bulk).
+        Status reads only: each one's timeslice starts at the read before, which is what
+        `_read_pixels` reckons; None for other reads, or where it gives none."""
+        if self._info[address & 0xFF].read != "status" or period < MOVX_CYCLES:
+            return None
+        self._sync_events(first - MOVX_CYCLES)
+        pixels = self._read_pixels(first, period, count)
+        if pixels is None:
+            return None
+        lines, hpos = self.raster.positions_of(pixels)
+        return lines.tolist(), hpos.tolist()
+
     def _status_reads(self, first: int, period: int, count: int) -> list[int] | None:
         """`peek_reads` of the status register with array arithmetic, when no timer event reaches
         the VDC among the reads (None otherwise)."""

@@ -60,7 +60,7 @@ def run_emulator(
     """
     equivalent = registry().for_mame_slot(slot) if slot else None
     mapper = equivalent.name if equivalent is not None else slot
-    vdc = Vdc(REGIONS[region], audio=True) if audio else None
+    vdc = Vdc(REGIONS[region], audio=audio)
     console = Console(load_cartridge(cart, mapper), bios=bios, region=region, vdc=vdc)
     trace = Trace(header={"emulator": "hilbridge", "region": region})
     accesses = trace.accesses
@@ -68,14 +68,34 @@ def run_emulator(
     def record(access: BusAccess) -> None:
         if access.kind == READ and not reads:
             return
-        line, hpos = console.vdc.position(access.cycle)
+        line, hpos = vdc.position(access.cycle)
         accesses.append(
             Access(
                 access.kind, access.cycle, access.p1, access.address, access.value, console.frame, line, hpos
             )
         )
 
+    one_by_one = console.repeat_reads
+
+    def record_skipped_reads(address: int, first: int, period: int, count: int) -> None:
+        """Reads of a skipped polling loop (`Board.repeat_reads`), placed and valued in bulk where
+        the chip can (a polling loop makes most of a trace's reads), else one by one as the console
+        tells its listeners. The loop writes no port: P1 is as it is now at all of them."""
+        placed = vdc.read_positions(address, first, period, count) if reads else None
+        if placed is None and reads:
+            one_by_one(address, first, period, count)
+            return
+        values = console.peek_reads(address, first, period, count)  # leaves the chip as peeking each
+        if placed is None:
+            return
+        p1, frame = console.p1, console.frame
+        accesses.extend(
+            Access(READ, first + index * period, p1, address, value, frame, line, hpos)
+            for index, (value, line, hpos) in enumerate(zip(values, *placed, strict=True))
+        )
+
     console.add_bus_listener(record)
+    console.repeat_reads = record_skipped_reads  # type: ignore[method-assign]
     stored: list[np.ndarray] = []
     for frame in range(frames):
         inputs.apply(console, frame)
