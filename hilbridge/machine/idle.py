@@ -30,8 +30,9 @@ from hilbridge.mcs48 import INSTRUCTIONS
 
 MAX_INSTRUCTIONS = 64
 """Instructions one iteration may run (a DJNZ delay inside it counts each pass)."""
-STATIC_MAX_INSTRUCTIONS = 24
-"""Depth of the static search for a path back to an anchor."""
+STATIC_MAX_INSTRUCTIONS = MAX_INSTRUCTIONS + 1
+"""Depth of the static search for a path back to an anchor: as long as the longest iteration
+`run_iteration` takes, so that its "no" is never wrong (the search is cached per anchor)."""
 STATIC_MAX_PATHS = 16
 """Paths the static search follows at once before it answers "maybe"."""
 
