@@ -227,9 +227,13 @@ class Console:
         """First cycle after a MOVX read at `cycle` at which reading `address` again (with no write
         in between) might differ in the bits of `mask`, or have side effects. Cartridge and RAM
         answers only change with P1, P2 or a write, which a skippable polling loop never does."""
-        if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        if not self.vdc_selected():
             return NEVER
         return self.vdc.read_horizon(address, cycle, mask)
+
+    def vdc_selected(self) -> bool:
+        """Whether a MOVX now reaches the VDC (P13 and P16 low; `movx_read` works it out inline)."""
+        return not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE)
 
     def _slot_and_ram_read(self, address: int) -> int:
         """What the cartridge and the external RAM put on the bus for a MOVX read of `address` (as
@@ -243,7 +247,7 @@ class Console:
     def peek_read(self, address: int, cycle: int) -> int:
         """What `movx_read(address, cycle)` would return, without side effects or bus records."""
         value = self._slot_and_ram_read(address)
-        if not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        if self.vdc_selected():
             value &= self.vdc.peek(address, cycle)
         return value
 
@@ -251,7 +255,7 @@ class Console:
         """`peek_read` of `count` skipped polling reads, every `period` cycles from `first`, in one
         call: the cartridge and RAM answer as at the first (the loop writes nothing, P1 and P2 stay)."""
         value = self._slot_and_ram_read(address)
-        if self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        if not self.vdc_selected():
             return [value] * count
         return [value & vdc for vdc in self.vdc.peek_reads(address, first, period, count)]
 
@@ -266,7 +270,7 @@ class Console:
             for index in range(count):
                 cycle = first + index * period
                 self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
-        elif not self.p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
+        elif self.vdc_selected():
             self.vdc.skip_reads(address, first, period, count)
 
     def program_fetch(self, address: int, cycle: int) -> None:

@@ -80,8 +80,10 @@ def run_emulator(
     def record_skipped_reads(address: int, first: int, period: int, count: int) -> None:
         """Reads of a skipped polling loop (`Board.repeat_reads`), placed and valued in bulk where
         the chip can (a polling loop makes most of a trace's reads), else one by one as the console
-        tells its listeners. The loop writes no port: P1 is as it is now at all of them."""
-        placed = vdc.read_positions(address, first, period, count) if reads else None
+        tells its listeners. The loop writes no port: P1 is as it is now at all of them, and the
+        VDC sees them all or none (`Vdc.read_positions` takes them for its own reads)."""
+        seen = reads and console.vdc_selected()
+        placed = vdc.read_positions(address, first, period, count) if seen else None
         if placed is None and reads:
             one_by_one(address, first, period, count)
             return
