@@ -82,18 +82,19 @@ def run_emulator(
         the chip can (a polling loop makes most of a trace's reads), else one by one as the console
         tells its listeners. The loop writes no port: P1 is as it is now at all of them, and the
         VDC sees them all or none (`Vdc.read_positions` takes them for its own reads)."""
-        seen = reads and console.vdc_selected()
-        placed = vdc.read_positions(address, first, period, count) if seen else None
-        if placed is None and reads:
+        if not reads:
+            console.peek_reads(address, first, period, count)  # the chip as peeking each leaves it
+            return
+        placed = vdc.read_positions(address, first, period, count) if console.vdc_selected() else None
+        if placed is None:
             one_by_one(address, first, period, count)
             return
-        values = console.peek_reads(address, first, period, count)  # leaves the chip as peeking each
-        if placed is None:
-            return
+        values = console.peek_reads(address, first, period, count)
+        cycles = range(first, first + count * period, period)
         p1, frame = console.p1, console.frame
         accesses.extend(
-            Access(READ, first + index * period, p1, address, value, frame, line, hpos)
-            for index, (value, line, hpos) in enumerate(zip(values, *placed, strict=True))
+            Access(READ, cycle, p1, address, value, frame, line, hpos)
+            for cycle, value, line, hpos in zip(cycles, values, *placed, strict=True)
         )
 
     console.add_bus_listener(record)

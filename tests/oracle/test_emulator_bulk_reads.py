@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from fixture_runs import REGIONS, SPECS, cart_image
 
+from hilbridge.machine import timing
 from hilbridge.machine.bus import READ, BusAccess
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -21,12 +22,13 @@ def read_by_read(name: str, region: str, reads: bool) -> list[Access]:
     """The trace as the console's listener sees it: every skipped read peeked and told alone."""
     slot = SPECS[name].slot
     cart = load_cartridge(cart_image(name), MAME_EQUIVALENT_MAPPERS.get(slot, slot))
-    console = Console(cart, region=region)
+    vdc = Vdc(timing.REGIONS[region])
+    console = Console(cart, region=region, vdc=vdc)
     accesses: list[Access] = []
 
     def record(access: BusAccess) -> None:
         if access.kind != READ or reads:
-            line, hpos = console.vdc.position(access.cycle)  # type: ignore[attr-defined]
+            line, hpos = vdc.position(access.cycle)
             accesses.append(Access(access.kind, access.cycle, access.p1, access.address, access.value,
                                    console.frame, line, hpos))  # fmt: skip
 
