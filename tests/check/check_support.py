@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 
+import numpy as np
 from fixture_runs import SPECS, cart_image
 
 from hilbridge.capture.sources import EventFrameSource, event_batches
-from hilbridge.capture.stream import CaptureHeader, CaptureItem, FrameSync, expanded
+from hilbridge.capture.stream import CaptureHeader, FrameSync, RecordBatch, expanded
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
@@ -19,6 +21,8 @@ from hilbridge.sim.capture import CaptureStream
 from hilbridge.sim.deviations import DeviantConsoleFactory, Deviation
 
 ALL_KINDS = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+ALL_KINDS_MASK = sum(1 << CAPTURE_KINDS[kind] for kind in ALL_KINDS)
+FETCH_KIND = CAPTURE_KINDS["FETCH"]
 
 
 @cache
@@ -33,9 +37,20 @@ def stream_events(stream: CaptureStream, frames: int) -> Iterator[tuple[int, byt
         yield from stream.next_events()
 
 
-def stream_items(stream: CaptureStream, frames: int) -> Iterator[CaptureItem]:
-    """The items of `frames` video frames of a simulated console, decoded as an adapter source does."""
-    return expanded(event_batches(stream_events(stream, frames)))
+class MadeOnce:
+    """A simulated console's event frames, run on demand and kept, so that several readers (the
+    check, and the raw comparison beside it) see one run instead of making their own."""
+
+    def __init__(self, stream: CaptureStream, frames: int) -> None:
+        self.stream = stream
+        self.frames = frames
+        self.made: list[list[tuple[int, bytes]]] = []
+
+    def events(self) -> Iterator[tuple[int, bytes]]:
+        for frame in range(self.frames):
+            if frame == len(self.made):
+                self.made.append(self.stream.next_events())
+            yield from self.made[frame]
 
 
 class SimulatedCapture(EventFrameSource):
@@ -52,13 +67,15 @@ class SimulatedCapture(EventFrameSource):
     ) -> None:
         factory = DeviantConsoleFactory(deviation) if deviation else Console
         what = sum(1 << CAPTURE_KINDS[kind] for kind in kinds)
+        self.cart = cart
         self.stream = CaptureStream(cart, what, region, console=factory)
         self.frames = frames
         self.deviation = deviation
         header = CaptureHeader(
             source="sim", mapper=cart.mapper, region=region, kinds=kinds, ends_on_frame=True
         )
-        super().__init__(header, stream_events(self.stream, frames))
+        self.made = MadeOnce(self.stream, frames)
+        super().__init__(header, self.made.events())
 
 
 @dataclass(frozen=True)
@@ -68,15 +85,37 @@ class RawDifference:
     irq_entries: int  # fetches of 0402h before it
 
 
-def first_raw_difference(
-    cart: Cartridge, deviation: Deviation, frames: int, region: str
-) -> RawDifference | None:
-    """Where the deviating console first differs from a plain one, found by comparing the two raw
-    item streams in order (no frames, no windows, no tolerance)."""
-    plain = stream_items(CaptureStream(cart, 0xF, region), frames)
-    deviant = stream_items(CaptureStream(cart, 0xF, region, console=DeviantConsoleFactory(deviation)), frames)
+@cache
+def plain_events(cart: Cartridge, region: str, frames: int) -> tuple[tuple[int, bytes], ...]:
+    """A plain console's event frames with every kind captured, the same for each deviation."""
+    return tuple(stream_events(CaptureStream(cart, ALL_KINDS_MASK, region), frames))
+
+
+def first_raw_difference(source: SimulatedCapture) -> RawDifference | None:
+    """Where a deviating simulated console first differs from a plain one, found by comparing the two
+    raw item streams in order (no frames, no windows, no tolerance).
+
+    Event frames that are equal byte for byte hold equal items, so only their FrameSyncs and 0402h
+    fetches are counted (in bulk); items are compared one by one from the first differing frame on.
+    """
+    assert source.stream.what == ALL_KINDS_MASK, "the raw comparison needs every kind captured"
+    header = source.header
+    plain = iter(plain_events(source.cart, header.region, source.made.frames))
+    deviant = source.made.events()
     syncs = entries = 0
     for mine, theirs in zip(plain, deviant, strict=False):
+        if mine != theirs:
+            plain, deviant = chain([mine], plain), chain([theirs], deviant)
+            break
+        for item in event_batches([mine]):
+            if type(item) is RecordBatch:
+                rows = item.rows
+                entries += int(np.count_nonzero((rows["kind"] == FETCH_KIND) & (rows["address"] == 0x402)))
+            else:
+                syncs += isinstance(item, FrameSync)
+    else:
+        return None
+    for mine, theirs in zip(expanded(event_batches(plain)), expanded(event_batches(deviant)), strict=False):
         if mine != theirs:
             return RawDifference(min(mine.cycle, theirs.cycle), syncs, entries)
         syncs += isinstance(mine, FrameSync)
