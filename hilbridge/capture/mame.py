@@ -21,8 +21,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from fractions import Fraction
 from importlib import resources
+from itertools import repeat
 from pathlib import Path
 from typing import TextIO
+
+import numpy as np
 
 from hilbridge.capture.stream import (
     BATCH_RECORDS,
@@ -34,6 +37,7 @@ from hilbridge.capture.stream import (
     ResetDetected,
 )
 from hilbridge.errors import HilbridgeError
+from hilbridge.link.capture_codec import RECORD_DTYPE
 from hilbridge.link.protocol import CAPTURE_KINDS
 from hilbridge.machine.bios import default_bios
 from hilbridge.machine.cartridge import CART_P1_MASK, Cartridge
@@ -55,7 +59,155 @@ FETCHES = tuple(
     instruction.length + (1 if instruction.mnemonic in ("MOVP", "JMPP") else 0)
     for instruction in INSTRUCTIONS
 )
-_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W": CAPTURE_KINDS["MOVX_WRITE"]}
+FETCH_COUNTS = np.array(FETCHES, dtype=np.int64)
+LINE_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W": CAPTURE_KINDS["MOVX_WRITE"]}
+"""capture.lua's access lines, "KIND cycle addr data p1", by their first letter."""
+_KIND_CODES = np.full(256, -1, dtype=np.int16)
+for _letter, _code in LINE_KINDS.items():
+    _KIND_CODES[ord(_letter)] = _code
+READ_BYTES = 1 << 20
+
+
+def _whole_lines(blocks: Iterator[str]) -> Iterator[list[str]]:
+    """Text blocks as lists of whole lines (a line cut by a block's end comes with the next block)."""
+    rest = ""
+    for block in blocks:
+        lines = (rest + block).split("\n")
+        rest = lines.pop()
+        yield lines
+    if rest:
+        yield [rest]
+
+
+class CaptureLines:
+    """capture.lua's lines as capture items, a block of lines at a time.
+
+    A 90-frame capture is some 700,000 lines, so a block is parsed column by column (numpy) rather
+    than line by line. Stamps follow our emulator's: all fetches of an instruction carry its opcode
+    fetch's cycle (FETCHES says how many an opcode makes; an instruction may continue in the next
+    block); a P1 record comes before the first access that shows P10/P11/P14 changed; a fetch of
+    0400h is followed by `ResetDetected`, one of 0406h by `FrameSync`. Lines stamped at or after
+    `end_cycle` end the capture (`ended`); "# done" (MAME finished writing) sets `done`.
+    """
+
+    def __init__(self, kinds: tuple[str, ...], end_cycle: int | None) -> None:
+        self.wanted = np.zeros(256, dtype=bool)
+        for kind in kinds:
+            self.wanted[CAPTURE_KINDS[kind]] = True
+        self.end_cycle = end_cycle
+        self.ended = False
+        self.done = False
+        self._start = 0  # the opcode fetch's stamp of an instruction whose fetches go on in the next block
+        self._remaining = 0  # and how many of its fetches are still to come
+        self._p1_bits = 0xFF & CART_P1_MASK
+        self._syncs = 0
+
+    def items(self, lines: list[str]) -> list[BatchItem]:
+        """The items of the next block of lines (nothing once `ended`)."""
+        if self.ended:
+            return []
+        accesses = [line for line in lines if line[:1] in LINE_KINDS]
+        if len(accesses) < len(lines):
+            self._other_lines(lines)
+        if not accesses:
+            return []
+        kinds, stamps, addresses, values, p1 = self._columns(accesses)
+        fetches = np.flatnonzero(kinds == CAPTURE_KINDS["FETCH"])
+        stamps[fetches] = self._instruction_stamps(stamps[fetches], values[fetches])
+        beyond = stamps >= self.end_cycle if self.end_cycle is not None else None
+        if beyond is not None and beyond.any():
+            cut = int(np.argmax(beyond))
+            kinds, stamps, addresses, values, p1 = (c[:cut] for c in (kinds, stamps, addresses, values, p1))
+            fetches = fetches[fetches < cut]
+            self.ended = True
+        return self._batches(kinds, stamps, addresses, values, p1, fetches)
+
+    def _other_lines(self, lines: list[str]) -> None:
+        """Frame lines ("E"), comments and the closing "# done"; anything else is not capture.lua's."""
+        for line in [line for line in lines if line[:1] not in LINE_KINDS]:
+            if line[:1] not in ("", "E", "#"):
+                raise HilbridgeError(f"capture.lua wrote a line this hilbridge does not know: {line[:80]!r}")
+            self.done = self.done or line.startswith("# done")
+
+    @staticmethod
+    def _columns(lines: list[str]) -> tuple[np.ndarray, ...]:
+        fields = " ".join(lines).split()
+        count = len(lines)
+        if len(fields) != 5 * count or len(letters := "".join(fields[0::5])) != count:
+            bad = next((line for line in lines if len(line.split()) != 5 or line[1:2] != " "), lines[0])
+            raise HilbridgeError(f"capture.lua line needs 5 fields (KIND cycle addr data p1): {bad[:80]!r}")
+        kinds = _KIND_CODES[np.frombuffer(letters.encode("ascii"), np.uint8)].astype(np.int64)
+        try:
+            stamps = np.fromiter(map(int, fields[1::5]), np.int64, count)
+            addresses, values, p1 = (
+                np.fromiter(map(int, fields[column::5], repeat(16, count)), np.int64, count)
+                for column in (2, 3, 4)
+            )
+        except ValueError as error:
+            raise HilbridgeError(f"capture.lua wrote a bad number: {error}") from None
+        if addresses.max() > 0xFFFF or max(values.max(), p1.max()) > 0xFF:
+            raise HilbridgeError("capture.lua wrote an address above FFFFh or a data or P1 value above FFh")
+        if min(addresses.min(), values.min(), p1.min(), stamps.min()) < 0:
+            raise HilbridgeError("capture.lua wrote a negative number")
+        return kinds, stamps, addresses, values, p1
+
+    def _instruction_stamps(self, stamps: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Each fetch's stamp: the cycle of its instruction's opcode fetch."""
+        count = len(stamps)
+        first = min(self._remaining, count)
+        counts = FETCH_COUNTS[values].tolist()
+        opcodes = []
+        index = first
+        while index < count:  # sequential by nature: an opcode says where the next one is
+            opcodes.append(index)
+            index += counts[index]
+        self._remaining = self._remaining - first if not opcodes else index - count
+        starts = stamps[opcodes]
+        owner = np.searchsorted(np.array(opcodes, dtype=np.int64), np.arange(count), side="right") - 1
+        result = np.where(owner >= 0, starts[np.maximum(owner, 0)] if opcodes else 0, self._start)
+        if opcodes:
+            self._start = int(starts[-1])
+        return result
+
+    def _batches(self, kinds, stamps, addresses, values, p1, fetches) -> list[BatchItem]:
+        """Records (a P1 record where the slot's P1 bits change, then the access) split at markers."""
+        count = len(stamps)
+        if not count:
+            return []
+        bits = p1 & CART_P1_MASK
+        changed = bits != np.concatenate(([self._p1_bits], bits[:-1]))
+        self._p1_bits = int(bits[-1])
+        keep = np.empty(2 * count, dtype=bool)
+        keep[0::2] = changed & self.wanted[CAPTURE_KINDS["P1"]]
+        keep[1::2] = self.wanted[kinds]
+        rows = np.empty(2 * count, RECORD_DTYPE)
+        rows["cycle"] = np.repeat(stamps, 2)
+        rows["kind"][0::2] = CAPTURE_KINDS["P1"]
+        rows["kind"][1::2] = kinds
+        rows["address"][0::2] = 0
+        rows["address"][1::2] = addresses
+        rows["value"][0::2] = bits
+        rows["value"][1::2] = values
+        rows["p1"] = np.repeat(p1, 2)
+        rows = rows[keep]
+        kept_through = np.cumsum(keep.reshape(count, 2).sum(axis=1))
+        items: list[BatchItem] = []
+        position = 0
+        for line in fetches[np.isin(addresses[fetches], (RESET_ADDRESS, VSYNC_HOOK))].tolist():
+            end = int(kept_through[line])
+            items += _split(rows[position:end])
+            position = end
+            if addresses[line] == RESET_ADDRESS:
+                items.append(ResetDetected(int(stamps[line])))
+            else:
+                items.append(FrameSync(self._syncs, int(stamps[line])))
+                self._syncs += 1
+        items += _split(rows[position:])
+        return items
+
+
+def _split(rows: np.ndarray) -> list[BatchItem]:
+    return [RecordBatch(rows[at : at + BATCH_RECORDS]) for at in range(0, len(rows), BATCH_RECORDS)]
 
 
 class MameSource(BatchStream):
@@ -165,13 +317,13 @@ class MameSource(BatchStream):
         if (Path(self._scratch.name) / CAPTURE_FILE).stat().st_size <= CACHED_BYTES:
             self._entry.store(time.perf_counter() - self._started)
 
-    def _lines(self, path: Path) -> Iterator[str]:
-        """The script's lines as MAME writes them; ends when MAME has exited and all is read."""
+    def _line_blocks(self, path: Path) -> Iterator[list[str]]:
+        """The script's lines as MAME writes them, in blocks of whole lines; ends when MAME has exited
+        and all is read."""
         process = self._process
         if process is None:  # a finished run from the cache
             with path.open() as handle:
-                for line in handle:
-                    yield line.removesuffix("\n")
+                yield from _whole_lines(iter(lambda: handle.read(READ_BYTES), ""))
             return
         started = time.monotonic()
         while not path.exists():
@@ -179,89 +331,42 @@ class MameSource(BatchStream):
                 return
             time.sleep(POLL_SECONDS)
         with path.open() as handle:
-            rest = ""
-            while True:
-                block = handle.read(1 << 16)
-                if block:
-                    lines = (rest + block).split("\n")
-                    rest = lines.pop()
-                    yield from lines
-                    continue
-                if process.poll() is not None:
-                    block = handle.read()
-                    if not block:
-                        break
-                    rest += block
-                    continue
-                if time.monotonic() - started > self.timeout:
-                    process.kill()
-                    raise HilbridgeError(
-                        f"MAME did not finish {self.frames} frames within {self.timeout:.0f} s"
-                    )
-                time.sleep(POLL_SECONDS)
-            if rest:
-                yield rest
+            yield from _whole_lines(self._written(handle, started))
+
+    def _written(self, handle: TextIO, started: float) -> Iterator[str]:
+        """What MAME writes to the capture file, as it writes it, until it exits."""
+        process = self._process
+        assert process is not None
+        while True:
+            block = handle.read(READ_BYTES)
+            if block:
+                yield block
+                continue
+            if process.poll() is not None:
+                block = handle.read()
+                if not block:
+                    return
+                yield block
+                continue
+            if time.monotonic() - started > self.timeout:
+                process.kill()
+                raise HilbridgeError(f"MAME did not finish {self.frames} frames within {self.timeout:.0f} s")
+            time.sleep(POLL_SECONDS)
 
     def batches(self) -> Iterator[BatchItem]:
         from hilbridge.capture.sources import FrameLimit
 
         path = self._start()
         limit = FrameLimit(self._header, self.frames)
-        end = limit.end_cycle if limit.end_cycle is not None else 1 << 62
-        wanted = {CAPTURE_KINDS[kind] for kind in self.kinds}
-        p1_code = CAPTURE_KINDS["P1"]
-        p1_bits = 0xFF & CART_P1_MASK
-        start = remaining = 0
-        syncs = 0
-        done = False
-        run: list[tuple[int, int, int, int, int]] = []
-        for line in self._lines(path):
-            if not line or line[0] == "#":
-                done = done or line.startswith("# done")
-                continue
-            kind, *fields = line.split()
-            if kind == "E":
-                continue
-            stamp, address, value, p1 = (
-                int(fields[0]),
-                int(fields[1], 16),
-                int(fields[2], 16),
-                int(fields[3], 16),
-            )
-            if kind == "F":
-                if remaining == 0:
-                    start, remaining = stamp, FETCHES[value]
-                remaining -= 1
-                stamp = start
-            if stamp >= end:
-                if run:
-                    yield RecordBatch.from_tuples(run)
+        parser = CaptureLines(self.kinds, limit.end_cycle)
+        for block in self._line_blocks(path):
+            yield from parser.items(block)
+            if parser.ended:
                 self.end_message = f"captured {self.frames} frames"
                 self._keep_run()
                 self.close()
                 return
-            if p1 & CART_P1_MASK != p1_bits:
-                p1_bits = p1 & CART_P1_MASK
-                if p1_code in wanted:
-                    run.append((stamp, p1_code, 0, p1_bits, p1))
-            code = _KINDS[kind]
-            if code in wanted:
-                run.append((stamp, code, address, value, p1))
-            marker: ResetDetected | FrameSync | None = None
-            if kind == "F" and address == RESET_ADDRESS:
-                marker = ResetDetected(stamp)
-            elif kind == "F" and address == VSYNC_HOOK:
-                marker = FrameSync(syncs, stamp)
-                syncs += 1
-            if marker is not None or len(run) >= BATCH_RECORDS:
-                if run:
-                    yield RecordBatch.from_tuples(run)
-                    run = []
-                if marker is not None:
-                    yield marker
-        if run:
-            yield RecordBatch.from_tuples(run)
-        self._finish(done)
+        self._finish(parser.done)
 
     def _finish(self, done: bool) -> None:
         process = self._process
