@@ -451,6 +451,12 @@ class Cpu:
         if opcode in (0x80, 0x81):
             self._skip_loop(pc, movx_pc, self.ram[self.rb | (opcode & 1)])
 
+    def _switched_code(self, cycle: int) -> tuple[list[Block | bool | None], bytearray]:
+        """After a bank switch: the new view's blocks and visits for the fast loop, its stop again."""
+        self.code_switched = False
+        self._refresh_stop_at(cycle)
+        return self.blocks, self.visits
+
     def _skip_spin_loop(self) -> None:
         """Skip iterations of an idle loop anchored at the PC (a backward branch's target)."""
         self._skip_loop(self.pc, -1, -1)
@@ -708,12 +714,14 @@ class Cpu:
                     cycle += ran >> 12
                     continue
             elif block is None:
+                if self.code_switched:  # the last block switched banks: the new view's lists first
+                    blocks, visits = self._switched_code(cycle)
+                    continue
                 count = visits[pc] + 1
                 if count < hot:
                     visits[pc] = count
                 else:
-                    self._compile_block(pc)  # into self.blocks: the loop's list unless code_switched
-                    blocks = self.blocks
+                    self._compile_block(pc)
                     continue
             opcode = prog[pc]
             end = cycle + cycles[opcode]
@@ -730,9 +738,6 @@ class Cpu:
                 pc = self.pc
                 cycle = self.cycle
             if self.code_switched:  # a bank switch: take the new view's lists, then go on
-                self.code_switched = False
-                blocks = self.blocks
-                visits = self.visits
-                self._refresh_stop_at(cycle)
+                blocks, visits = self._switched_code(cycle)
         self.pc = pc
         self.cycle = cycle
