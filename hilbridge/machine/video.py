@@ -813,9 +813,8 @@ class Renderer:
             self._cache.popitem(last=False)
         return picture
 
-    def add(self, y0: int, y1: int, x0: int, x1: int, picture: Picture, lum: bool) -> None:
-        """Lines y0..y1, pixels x0..x1 (a MAME cliprect: one partial line or whole lines)."""
-        start, end = y0 * VISIBLE_WIDTH + x0, y1 * VISIBLE_WIDTH + x1 + 1
+    def add_range(self, start: int, end: int, picture: Picture, lum: bool) -> None:
+        """Raster range start..end-1 (line * 360 + x) drawn with `picture` and `lum`."""
         spans = self._spans
         if spans:
             last = spans[-1]
