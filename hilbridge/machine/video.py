@@ -296,10 +296,7 @@ class Picture:
         """Sorted raster indices (line * 360 + x) of overlapping major cells."""
         if self._overlap_positions is None:
             self._build()
-            major = self.major
-            major.build(0, VISIBLE_LINES - 1)
-            found = any(major.overlap_masks)
-            self._overlap_positions = np.flatnonzero(major.overlap.ravel()) if found else _EMPTY
+            self._overlap_positions = self.major.overlap_positions()
         return self._overlap_positions
 
     def collision_positions(self) -> np.ndarray:
@@ -656,6 +653,7 @@ class MajorSystem:
         for y, bottom, *_rest in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
+        self._overlap_positions: np.ndarray | None = None
         # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
         self.overlap_top = min((box[0] for box in self.overlap_boxes), default=VISIBLE_LINES)
         self.overlap_bottom = max((box[1] for box in self.overlap_boxes), default=0)
@@ -670,6 +668,18 @@ class MajorSystem:
         self.lines = blank(VISIBLE_LINES, bool)
         self.overlap_masks = [0] * VISIBLE_LINES
         self.drawn_lines = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+
+    def overlap_positions(self) -> np.ndarray:
+        """Sorted raster indices (line * 360 + x) where two cells or more meet, found once per
+        major system (every picture with these characters and quads asks for the same)."""
+        if self._overlap_positions is None:
+            found = _EMPTY
+            if self.overlap_boxes:
+                self.build(0, VISIBLE_LINES - 1)
+                if any(self.overlap_masks):
+                    found = np.flatnonzero(self.overlap.ravel())
+            self._overlap_positions = found
+        return self._overlap_positions
 
     def columns(self, first: int, end: int) -> tuple[int, int]:
         """x0, x1: the cells reaching lines first..end-1 lie in columns x0..x1-1 (x0 >= x1: none)."""
