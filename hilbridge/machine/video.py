@@ -164,6 +164,13 @@ class Picture:
         self.hides_high_characters = hides_high_characters
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
+        # with the display and the grid off every pixel is the background: the frame end fills a
+        # span with it instead of painting lines and copying them (-1: the picture draws more)
+        self.plain_colour = (
+            -1
+            if self.registers[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)
+            else background_colour(self.registers[COLOUR])
+        )
         self._built = False
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
@@ -905,12 +912,16 @@ class Renderer:
             bitmap = self._bitmap
             raster = bitmap.reshape(-1)
             for span in self._spans:
+                target = raster[span.start : span.end]
+                plain = span.picture.plain_colour
+                if plain >= 0:
+                    target.fill(plain | 8 if span.lum else plain)
+                    continue
                 # a span is one raster range: its lines' pixels as one row, then one copy
                 first = span.start // VISIBLE_WIDTH
                 lines = span.picture.pixels_in(first, (span.end - 1) // VISIBLE_WIDTH, 0, VISIBLE_WIDTH - 1)
                 offset = first * VISIBLE_WIDTH
                 pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
-                target = raster[span.start : span.end]
                 if span.lum:
                     np.bitwise_or(pixels, 8, out=target)
                 else:
