@@ -55,6 +55,9 @@ SOURCE_MAJOR = 0x80
 # (0x30); docs/accuracy.md.
 EDGE_LEFT_OF_MAJOR = 0x00
 EDGE_LEFT_OF_SPRITE = 0x00
+# Does a pixel's edge-pass result depend on its left neighbour at all? When not, a span's first
+# pixel has the bits its own picture computed there, whatever the span before it drew to its left.
+EDGE_SEES_LEFT = bool(EDGE_LEFT_OF_MAJOR or EDGE_LEFT_OF_SPRITE)
 
 GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
@@ -161,6 +164,13 @@ class Picture:
         self.hides_high_characters = hides_high_characters
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
+        # with the display and the grid off every pixel is the background: the frame end fills a
+        # span with it instead of painting lines and copying them (-1: the picture draws more)
+        self.plain_colour = (
+            -1
+            if self.registers[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)
+            else background_colour(self.registers[COLOUR])
+        )
         self._built = False
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
@@ -293,10 +303,7 @@ class Picture:
         """Sorted raster indices (line * 360 + x) of overlapping major cells."""
         if self._overlap_positions is None:
             self._build()
-            major = self.major
-            major.build(0, VISIBLE_LINES - 1)
-            found = any(major.overlap_masks)
-            self._overlap_positions = np.flatnonzero(major.overlap.ravel()) if found else _EMPTY
+            self._overlap_positions = self.major.overlap_positions()
         return self._overlap_positions
 
     def collision_positions(self) -> np.ndarray:
@@ -318,10 +325,10 @@ class Picture:
         if not self._built:
             self._build()
         major = self.major
-        if len(major.cells) < 2:
-            return False
         first, x0 = divmod(start, VISIBLE_WIDTH)
         last, x1 = divmod(end - 1, VISIBLE_WIDTH)
+        if last < major.overlap_top or first >= major.overlap_bottom:
+            return False  # no two cells meet on these lines: nothing to build or look at
         if major.drawn_lines.find(0, first, last + 1) >= 0:
             major.build(first, last)
         masks = major.overlap_masks
@@ -331,7 +338,8 @@ class Picture:
 
     def collisions(self, start: int, end: int, left_source: int) -> int:
         """A2 bits of pixels start..end-1; `left_source` is the source map left of `start` as the
-        previous span drew it, or -1 when this picture drew that pixel too."""
+        previous span drew it, or -1 to take this picture's own bits there (right when this picture
+        drew that pixel too, or when no edge rule looks left: `EDGE_SEES_LEFT`)."""
         if not self.enable or not self.objects_on:
             return 0  # only character and sprite pixels set A2 bits
         first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
@@ -652,6 +660,10 @@ class MajorSystem:
         for y, bottom, *_rest in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
+        self._overlap_positions: np.ndarray | None = None
+        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
+        self.overlap_top = min((box[0] for box in self.overlap_boxes), default=VISIBLE_LINES)
+        self.overlap_bottom = max((box[1] for box in self.overlap_boxes), default=0)
         # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
         self._paint_order = list(reversed(dict.fromkeys(self.cells)))
         # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
@@ -663,6 +675,18 @@ class MajorSystem:
         self.lines = blank(VISIBLE_LINES, bool)
         self.overlap_masks = [0] * VISIBLE_LINES
         self.drawn_lines = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+
+    def overlap_positions(self) -> np.ndarray:
+        """Sorted raster indices (line * 360 + x) where two cells or more meet, found once per
+        major system (every picture with these characters and quads asks for the same)."""
+        if self._overlap_positions is None:
+            found = _EMPTY
+            if self.overlap_boxes:
+                self.build(0, VISIBLE_LINES - 1)
+                if any(self.overlap_masks):
+                    found = np.flatnonzero(self.overlap.ravel())
+            self._overlap_positions = found
+        return self._overlap_positions
 
     def columns(self, first: int, end: int) -> tuple[int, int]:
         """x0, x1: the cells reaching lines first..end-1 lie in columns x0..x1-1 (x0 >= x1: none)."""
@@ -710,7 +734,9 @@ def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tupl
     """(top, bottom + 1, x0, x1 + 1) where two cells meet, clipped to the visible width: their union
     is where two cells or more cover a pixel. A few comparisons per pair of cells in Python cost less
     than counting every cell's cover in a numpy array (one call per cell), and only the few
-    overlapping pairs then touch the array."""
+    overlapping pairs then touch the array. With the cells sorted by x, each is compared only with
+    those starting less than 16 pixels right of it (28 cells strewn over the screen: a few dozen
+    comparisons instead of 378)."""
     # cells on the same rectangle (the power-on registers stack every character at one place) are
     # one rectangle that is itself a box
     covers: dict[tuple[int, int, int], int] = {}
@@ -719,13 +745,14 @@ def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tupl
     boxes = [
         (y, bottom, x, min(x + 16, VISIBLE_WIDTH)) for (y, bottom, x), count in covers.items() if count > 1
     ]
-    rectangles = list(covers)
+    rectangles = sorted(covers, key=lambda rectangle: rectangle[2])
     for index, (y, bottom, x) in enumerate(rectangles):
-        for other in rectangles[index + 1 :]:
-            other_x = other[2]
-            if -16 < other_x - x < 16 and other[0] < bottom and y < other[1]:
-                left, right = (other_x, x + 16) if other_x > x else (x, other_x + 16)
-                boxes.append((max(y, other[0]), min(bottom, other[1]), left, min(right, VISIBLE_WIDTH)))
+        right = min(x + 16, VISIBLE_WIDTH)
+        for other_y, other_bottom, other_x in rectangles[index + 1 :]:
+            if other_x >= x + 16:
+                break  # this one and all after it start right of the cell
+            if other_y < bottom and y < other_bottom:
+                boxes.append((max(y, other_y), min(bottom, other_bottom), other_x, right))
     return boxes
 
 
@@ -757,12 +784,16 @@ class Renderer:
         hides_high_characters: bool,
         picture_type: type[Picture] | None = None,
         key: Callable[[bytes], bytes] = drawing_key,
+        left_sources: bool = EDGE_SEES_LEFT,
     ) -> None:
         """`picture_type` draws a register snapshot and `key` says which snapshots draw the same
-        (tests swap in the reference renderer, keyed by the whole snapshot)."""
+        (tests swap in the reference renderer, keyed by the whole snapshot). `left_sources`: look up
+        the source map left of each span for the edge pass at its first pixel; needless while no
+        edge rule looks left (`EDGE_SEES_LEFT`), and the tests' reference renderer always does."""
         self.hides_high_characters = hides_high_characters
         self.picture_type = picture_type or Picture
         self.key = key
+        self.left_sources = left_sources
         self._cache: OrderedDict[bytes, Picture] = OrderedDict()  # by drawing_key
         self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key (pictures live in _cache only)
         self.reset()
@@ -802,9 +833,8 @@ class Renderer:
             self._cache.popitem(last=False)
         return picture
 
-    def add(self, y0: int, y1: int, x0: int, x1: int, picture: Picture, lum: bool) -> None:
-        """Lines y0..y1, pixels x0..x1 (a MAME cliprect: one partial line or whole lines)."""
-        start, end = y0 * VISIBLE_WIDTH + x0, y1 * VISIBLE_WIDTH + x1 + 1
+    def add_range(self, start: int, end: int, picture: Picture, lum: bool) -> None:
+        """Raster range start..end-1 (line * 360 + x) drawn with `picture` and `lum`."""
         spans = self._spans
         if spans:
             last = spans[-1]
@@ -851,7 +881,7 @@ class Renderer:
             position = 0
             if start >= span.end or not span.picture.enable:
                 continue
-            left = self._left_source(index) if start == span.start else -1
+            left = self._left_source(index) if start == span.start and self.left_sources else -1
             self._deferred.append((span.picture, start, span.end, left))
         self._collision_cursor = (len(spans) - 1, spans[-1].end)
 
@@ -882,12 +912,16 @@ class Renderer:
             bitmap = self._bitmap
             raster = bitmap.reshape(-1)
             for span in self._spans:
+                target = raster[span.start : span.end]
+                plain = span.picture.plain_colour
+                if plain >= 0:
+                    target.fill(plain | 8 if span.lum else plain)
+                    continue
                 # a span is one raster range: its lines' pixels as one row, then one copy
                 first = span.start // VISIBLE_WIDTH
                 lines = span.picture.pixels_in(first, (span.end - 1) // VISIBLE_WIDTH, 0, VISIBLE_WIDTH - 1)
                 offset = first * VISIBLE_WIDTH
                 pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
-                target = raster[span.start : span.end]
                 if span.lum:
                     np.bitwise_or(pixels, 8, out=target)
                 else:

@@ -58,3 +58,39 @@ def test_waiting_ticks_shift_as_one_tick_at_a_time(
         raised = any([reference.tick() for _ in range(ticks)])
         assert sound_fields(vdc) == (bytes(reference_registers[0xA7:0xAB]), *reference.state().values())
         assert bool(vdc.control_status & STATUS_SOUND) == raised == vdc.irq_line
+
+
+SOUND_ACCESSES = st.lists(
+    st.tuples(
+        st.sampled_from([0xA0, 0xA0, 0xA0, 0xA7, 0xA8, 0xA9, 0xAA, 0xA1, 0xA4, 0xA5]),
+        st.sampled_from([0x00, 0x02, 0x04, 0x06, 0x08, 0x20, 0x24, 0x2A, 0x2E, 0xFF, 0x80, 0x3F]),
+        st.integers(1, 3000),
+    ),
+    max_size=40,
+)
+
+
+@given(region=st.sampled_from(sorted(REGIONS)), accesses=SOUND_ACCESSES)
+@example(region="ntsc", accesses=[(0xAA, 0x20, 5), (0xA0, 0x04, 5), (0xA0, 0x06, 2000), (0xA1, 0, 3000)])
+def test_control_writes_that_keep_the_sound_interrupt_enable_leave_the_ticks_waiting(
+    region: str, accesses: list[tuple[int, int, int]]
+) -> None:
+    """An A0 write that leaves b2 as it was runs no sound ticks (`_control_write_clocks_sound`);
+    the chip must answer every read, /INT and its next rise as one that runs them at every A0 write,
+    and hold the same state once both have run their ticks."""
+    fast = Vdc(REGIONS[region])
+    plain = Vdc(REGIONS[region])
+    plain._control_write_clocks_sound = lambda old, new: True  # type: ignore[method-assign]
+    cycle = 100
+    for address, value, gap in accesses:
+        cycle += gap
+        if address in (0xA1, 0xA4, 0xA5):
+            assert fast.read(address, cycle) == plain.read(address, cycle), (address, cycle)
+        else:
+            fast.write(address, value, cycle)
+            plain.write(address, value, cycle)
+        assert fast.irq(cycle) == plain.irq(cycle)
+        assert fast.next_irq_event(cycle) == plain.next_irq_event(cycle)
+    for vdc in (fast, plain):
+        vdc._sync_ticks(cycle)
+    assert fast.state() == plain.state()

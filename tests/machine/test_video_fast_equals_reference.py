@@ -39,7 +39,10 @@ def pair(region: Region) -> tuple[Vdc, Vdc]:
     fast = Vdc(region)
     reference = Vdc(region)
     reference.renderer = Renderer(
-        hides_high_characters=region.hides_high_characters, picture_type=ReferencePicture, key=bytes
+        hides_high_characters=region.hides_high_characters,
+        picture_type=ReferencePicture,
+        key=bytes,
+        left_sources=True,
     )
     reference.changes_drawing = lambda address, changed_bits, control: True  # redraw on every write
     return fast, reference

@@ -47,6 +47,8 @@ from hilbridge.machine.video import (
 class ReferencePicture:
     """Everything one register snapshot draws on the visible area; layers are built on first use."""
 
+    plain_colour = -1  # never one colour to fill with: the renderer paints every pixel of it
+
     def __init__(
         self, snapshot: bytes, hides_high_characters: bool, layout: ReferencePicture | None = None
     ) -> None:
