@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import accumulate, pairwise
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hilbridge.capture.mame import FETCHES, RESET_ADDRESS, VSYNC_HOOK, CaptureLines
@@ -75,6 +75,7 @@ def capture_lines(draw) -> list[str]:
     return lines
 
 
+@settings(max_examples=50)  # each example is up to 60 instructions cut into blocks
 @given(
     lines=capture_lines(),
     sizes=st.lists(st.integers(1, 30), max_size=12),
