@@ -52,6 +52,11 @@ OFFSET = "<offset>"
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
 _BANK = re.compile(r"\bC\.rb\b(?! = rb)")
 _RETURN = re.compile(r"^(\s*)return (.*)$")
+_ARG = re.compile(r"\barg\b")
+_OPERAND = re.compile(r"\bP\[pc\]")
+
+BOUND = "C=C, M=M, B=B, P=P"
+"""The CPU, its RAM, the board and the program memory as locals of a block (the fast name lookup)."""
 
 Fetch = tuple[int, int, int]
 """One fetch: (cycle offset of the instruction's start, address, byte)."""
@@ -109,6 +114,92 @@ if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for o
 JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
 
 
+CACHED = (("C.a", "ca"), ("C.psw", "cpsw"))
+"""CPU fields a block keeps in locals (field, local): written back before an instruction that calls
+the board or a CPU method (they may read them) and at every exit, read again after such a call."""
+CALLS_OUT: tuple[bool, ...] = tuple(bool(form_effects(opcode) & {"board", "timer"}) for opcode in range(256))
+_CALL = re.compile(r"\bB\.\w+\(|\bC\.\w+\(")
+if any(_CALL.search(form_body(opcode)) and not CALLS_OUT[opcode] for opcode in range(256)):
+    raise RuntimeError("a form calls the board or the CPU but declares neither a board nor a timer effect")
+_FIELDS = tuple((re.compile(rf"\b{re.escape(field)}\b"), field, local) for field, local in CACHED)
+_ASSIGNED = re.compile(r"^\s*([^=]*?)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+
+
+class _Locals:
+    """Where a block's locals for the `CACHED` fields stand at one point of its straight-line code:
+    `valid` fields hold the value in their local, `dirty` ones not yet in the CPU too."""
+
+    def __init__(self) -> None:
+        self.valid: set[str] = set()
+        self.dirty: set[str] = set()
+
+    def flush(self) -> str:
+        """Statements (each ending in '; ') that write the dirty locals back."""
+        return "".join(f"{field} = {local}; " for field, local in CACHED if field in self.dirty)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One statement of a form as a template (`{pc}`, `{cyc}`, `{arg}`: the address after the
+    opcode, the end cycle, the operand byte), as it is (`text`) and on the locals (`held`), with
+    the `CACHED` fields it assigns; a `return` keeps its indent and expression apart."""
+
+    text: str
+    held: str
+    assigns: frozenset[str]
+    indent: str | None  # a return's: its line is then `indent` + the exit of the expression
+    taken: bool  # the TAKEN arm of a conditional branch
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """An opcode's statements prepared for the block compiler once: its lines but the last (the
+    operand fetch dropped: the operand is a constant of the block), its last (a return), whether it
+    calls out (`CALLS_OUT`), and the `CACHED` fields it needs in their locals first: those it reads,
+    or assigns other than by a plain statement at its top level."""
+
+    lines: tuple[_Line, ...]
+    last: _Line
+    calls_out: bool
+    loads: tuple[tuple[str, str], ...]
+    banked: bool  # uses the register bank (the block's local `rb`)
+
+
+def _line(line: str) -> _Line:
+    if "{" in line or "}" in line:
+        raise RuntimeError(f"a form's statement has a brace, which its template cannot keep: {line}")
+    text = _PC.sub("{pc}", _CYC.sub("{cyc}", _OPERAND.sub("{arg}", _ARG.sub("{arg}", line))))
+    text = _BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", text))  # the bank's local
+    held = text
+    assigned = _ASSIGNED.match(line)
+    assigns = []
+    for pattern, field, local in _FIELDS:
+        if assigned and pattern.search(assigned[1]):
+            assigns.append(field)
+        held = pattern.sub(local, held)
+    returned = _RETURN.match(text)
+    if returned:
+        text, held = returned[2], _RETURN.match(held)[2]  # type: ignore[index]
+    return _Line(text, held, frozenset(assigns), returned[1] if returned else None, line == TAKEN)
+
+
+def _form(opcode: int) -> _Form:
+    body = [line for line in BODIES[opcode] if line != ARG]
+    loads = []
+    for pattern, field, local in _FIELDS:
+        for line in body:
+            plain = line.startswith(f"{field} = ")
+            if pattern.search(line[len(field) + 3 :] if plain else line):
+                loads.append((field, local))
+                break
+    lines = tuple(_line(line) for line in body)
+    banked = any("C.rb" in line for line in body)
+    return _Form(lines[:-1], lines[-1], CALLS_OUT[opcode], tuple(loads), banked)
+
+
+FORMS: tuple[_Form, ...] = tuple(_form(opcode) for opcode in range(256))
+
+
 @dataclass(frozen=True, slots=True)
 class BlockSource:
     """A block's `def block(c0, passes=True)` source, its most cycles in one pass and its fetches
@@ -136,11 +227,16 @@ def block_source(
     loops = False  # exits to `start` begin the next pass here
     moves_stop = False  # an instruction of the block may move the stop
 
+    held = _Locals()
+    banked = False  # an instruction uses the register bank
+
     def leave(target: str, ran: int) -> str:
-        return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
+        return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
 
     def again(indent: str, ran: int) -> list[str]:
+        flush = held.flush()  # the next pass starts with the locals not yet read
         return [
+            *([f"{indent}{flush.removesuffix('; ')}"] if flush else []),
             f"{indent}c0 += {ran}",
             f"{indent}{PASS_TEST}",
             f"{indent}    continue",
@@ -162,20 +258,36 @@ def block_source(
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
             lines.append(f"if c0 + {WHOLE} >= C.stop:")
             lines.append("    " + leave(str(pc), before))
-        body = list(BODIES[opcode])
         through = FALLS_THROUGH[opcode]
-        last = body.pop()
         taken = (following & 0xF00) | prog[following]
         closes = CONDITIONAL[opcode] and taken == start
-        for line in body:
-            if closes and line == TAKEN:
+        form = FORMS[opcode]
+        banked = banked or form.banked
+        values = {"pc": following, "cyc": f"(c0 + {cycles})", "arg": prog[following]}
+        calls_out = form.calls_out
+        if calls_out:  # the board and the CPU's methods see the fields as they are
+            if held.dirty:
+                lines.append(held.flush().removesuffix("; "))
+                held.dirty.clear()
+        else:
+            for field, local in form.loads:
+                if field not in held.valid:
+                    lines.append(f"{local} = {field}")
+                    held.valid.add(field)
+        for line in form.lines:
+            if closes and line.taken:
                 lines.extend(again("    ", cycles))
                 loops = True
                 continue
-            if closes and line == ARG:  # only the taken arm, now the next pass, read the operand
-                continue
-            line = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), line))
-            lines.append(_RETURN.sub(lambda found, ran=cycles: found[1] + leave(found[2], ran), line))
+            text = (line.text if calls_out else line.held).format_map(values)
+            if line.indent is not None:
+                text = line.indent + leave(text, cycles)
+            lines.append(text)
+            if not calls_out:
+                held.valid |= line.assigns
+                held.dirty |= line.assigns
+        if calls_out:
+            held.valid.clear()
         if through:
             check_stop = MOVES_STOP[opcode]
             pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
@@ -183,7 +295,7 @@ def block_source(
                 lines.append(leave(str(pc), cycles))
                 break
             continue
-        exit_to = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), last)).removeprefix("return ")
+        exit_to = (form.last.text if calls_out else form.last.held).format_map(values)
         target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] else -1
         if target != start:
             lines.append(leave(exit_to, cycles))
@@ -198,9 +310,8 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
-    head = ["def block(c0, passes=True):"]
-    if any("C.rb" in line for line in lines):  # the register bank in a local, kept up to date
-        lines = [_BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", line)) for line in lines]
+    head = [f"def block(c0, passes=True, {BOUND}):"]
+    if banked:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")
     if loops:
         head += ["    first = c0", "    while True:"]

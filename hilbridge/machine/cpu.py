@@ -70,6 +70,7 @@ class Cpu:
         "anchor_failures",
         "anchor_visits",
         "block_hot",
+        "block_names",
         "block_sets",
         "blocks",
         "board",
@@ -83,7 +84,6 @@ class Cpu:
         "irq_polled",
         "jump_a11",
         "last_read_pc",
-        "namespace",
         "p1",
         "p2",
         "pc",
@@ -117,8 +117,8 @@ class Cpu:
         self.prog = prog
         self.ram = bytearray(64)
         namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
+        self.block_names = dict(namespace)  # blocks take these as default arguments: nothing else
         exec(HANDLERS_CODE, namespace)
-        self.namespace = namespace
         self.block_sets: dict[object, tuple[list[Block | bool | None], bytearray]] = {}
         self.blocks: list[Block | bool | None] = [None] * 0x1000  # per PC: compiled, none or not yet
         self.visits = bytearray(0x1000)  # per PC while not yet compiled: times run one by one
@@ -632,9 +632,9 @@ class Cpu:
         return block
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
-        namespace = dict(self.namespace)
-        exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
-        return namespace["block"]  # type: ignore[return-value]
+        names = self.block_names
+        exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), names)
+        return names.pop("block")  # type: ignore[no-any-return]
 
     def _run_traced(self, target: int) -> None:
         """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a
