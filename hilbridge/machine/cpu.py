@@ -711,9 +711,8 @@ class Cpu:
                 count = visits[pc] + 1
                 if count < hot:
                     visits[pc] = count
-                else:
-                    self._compile_block(pc)  # into self.blocks: the loop's list unless code_switched
-                    blocks = self.blocks
+                elif blocks is self.blocks:  # not for the new view of a bank switch the loop has yet to take
+                    self._compile_block(pc)
                     continue
             opcode = prog[pc]
             end = cycle + cycles[opcode]

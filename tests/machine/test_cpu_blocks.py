@@ -5,6 +5,7 @@ blocks end at the jumps, calls and returns between them."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,8 @@ from machine_doubles import ScriptedVdc, assemble_cart
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.cpu import Cpu
+from hilbridge.oracle.carts import build_cart, load_manifest
 
 
 class WriteScheduledIrqVdc(ScriptedVdc):
@@ -339,3 +342,25 @@ def test_blocks_keeping_a_and_psw_in_locals_equal_stepping(body, routine, setup,
 
     fast = run_in_steps(image, [*targets, 6000], vdc())
     assert fast == run(image, 6000, False, vdc())
+
+
+FIXTURE_CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
+
+
+@pytest.mark.parametrize("name", ["bank_rally", "bank_o2rom_8k"])
+def test_a_block_compiles_once_per_start_and_program_view(name, monkeypatch):
+    """Compiling is worth it only once: a block whose start the fast loop counted in one bank's
+    view must not be compiled into the view a bank switch brought (it was compiled again and again
+    on bank_rally, 485 times in 600 frames)."""
+    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
+    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    compiled: list[tuple[int, int]] = []
+    original = Cpu._block_function
+
+    def counted(cpu: Cpu, pc: int, source: str):
+        compiled.append((id(cpu.blocks), pc))
+        return original(cpu, pc, source)
+
+    monkeypatch.setattr(Cpu, "_block_function", counted)
+    console.run_frames(300)
+    assert len(compiled) == len(set(compiled))
