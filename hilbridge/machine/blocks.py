@@ -39,6 +39,10 @@ from hilbridge.mcs48 import INSTRUCTIONS
 
 BLOCK_MAX_INSTRUCTIONS = 48
 BLOCK_HOT = 64  # visits before a block is compiled: compiling costs ~ 500 plain instruction runs
+COVERED_DELAY = 3
+"""Times a PC inside a compiled block waits another BLOCK_HOT visits before its own block compiles:
+the fast loop comes there one by one after a run's start, an interrupt or a stop near a block's end,
+and such entries would compile a copy of the rest of the block at each PC."""
 MAY_MOVE_STOP = frozenset({"board", "stop", "timer"})
 CYCLE_SHIFT = 12
 _PC = re.compile(r"\bpc\b")
@@ -112,6 +116,24 @@ CONDITIONAL: tuple[bool, ...] = tuple(
 if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for opcode in range(256)):
     raise RuntimeError("a conditional branch form's taken arm is not TAKEN")
 JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
+CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
+RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
+ROUTINE_MOST = 12
+"""Instructions (its RET included) of the longest routine a block runs through from a CALL."""
+
+
+def routine_length(prog: bytes | bytearray, entry: int) -> int | None:
+    """The instructions from `entry` to its RET when they are at most `ROUTINE_MOST` and all fall
+    through to the next (side exits allowed), else None."""
+    pc = entry
+    for length in range(1, ROUTINE_MOST + 1):
+        opcode = prog[pc]
+        if RETURN[opcode]:
+            return length
+        if not FALLS_THROUGH[opcode]:
+            return None
+        pc = NEXT_PC[pc] if LENGTHS[opcode] == 1 else NEXT_PC[NEXT_PC[pc]]
+    return None
 
 
 CACHED = (("C.a", "ca"), ("C.psw", "cpsw"))
@@ -208,6 +230,7 @@ class BlockSource:
     source: str
     cycles: int
     fetches: tuple[Fetch, ...] | None
+    pcs: tuple[int, ...]  # the instructions' addresses, in the order the block runs them
 
 
 def block_source(
@@ -229,6 +252,8 @@ def block_source(
 
     held = _Locals()
     banked = False  # an instruction uses the register bank
+    pcs: list[int] = []
+    returns: list[int] = []  # the return address of the CALL whose routine the block runs through
 
     def leave(target: str, ran: int) -> str:
         return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
@@ -245,6 +270,7 @@ def block_source(
 
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
+        pcs.append(pc)
         moves_stop = moves_stop or MOVES_STOP[opcode]
         following = NEXT_PC[pc]
         before, cycles = cycles, cycles + CYCLES[opcode]
@@ -296,8 +322,26 @@ def block_source(
                 break
             continue
         exit_to = (form.last.text if calls_out else form.last.held).format_map(values)
-        target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] else -1
-        if target != start:
+        target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] or CALL[opcode] else -1
+        if CALL[opcode] and not returns and (target >= PROGRAM_START) == (start >= PROGRAM_START):
+            length = routine_length(prog, target)  # a short routine in the same memory runs inline
+            if length is not None and count + length <= BLOCK_MAX_INSTRUCTIONS:
+                returns.append(NEXT_PC[following])
+                lines.append(f"to = {exit_to}")
+                lines.append(f"if to != {target}:")
+                lines.append("    " + leave("to", cycles))
+                check_stop = False
+                pc = target
+                continue
+        if RETURN[opcode] and returns:  # back from the routine, if the stack still says so
+            back = returns.pop()
+            lines.append(f"to = {exit_to}")
+            lines.append(f"if to != {back}:")
+            lines.append("    " + leave("to", cycles))
+            check_stop = False
+            pc = back
+            continue
+        if target != start or not JUMP[opcode]:
             lines.append(leave(exit_to, cycles))
             break
         lines.append(f"to = {exit_to}")
@@ -323,4 +367,4 @@ def block_source(
     text = text.replace(WHOLE, str(cycles)).replace(
         OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""
     )
-    return BlockSource(text, cycles, None if fetches is None else tuple(fetches))
+    return BlockSource(text, cycles, None if fetches is None else tuple(fetches), tuple(pcs))
