@@ -2,21 +2,24 @@
 
 The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
 instructions, at most `BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers'
-statements back to back with their PCs and cycles filled in. It ends at a JMP, CALL, RET, RETR or
-JMPP. A conditional branch becomes a side exit (`return` of the target), so loops and tests do not
-end a block. An exit back to the block's start (a conditional branch, or a JMP whose target is the
-one expected at compile time: a run-time test, else the block returns the real target) begins the
-next pass inside the function after the test the fast loop would make before running the block
-again (its start plus its most cycles below the stop). Blocks do not run on into the code a JMP,
-CALL or RET goes to: each entry PC would compile its own copy of the code after it, and in a
-600-frame run compiling those copies cost more than the calls saved. The function returns the next
-PC in bits 0-11 and the cycles it ran in the bits above. The fast loop runs a block only when all of
-it would end before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may move the stop
-(board access, timer, interrupt enables) is followed by the fast loop's entry test again: the block
-returns there when the rest of it might reach the new stop (a VDC write may bring /INT a few cycles
-close), and the fast loop goes on instruction by instruction. So a block does exactly what the fast
-loop would, instruction by instruction. The register bank is a local of the function (only SEL RB
-and MOV PSW,A change it, and they write it back at once; nothing a block calls changes it).
+statements back to back with their PCs and cycles filled in. It ends at a JMP, RET, RETR or JMPP,
+and at a CALL unless the routine is short (`routine_length`): then it runs through the routine and
+on after the CALL while the RET returns there (a run-time test). A conditional branch becomes a side
+exit (`return` of the target), so loops and tests do not end a block. An exit back to the block's
+start (a conditional branch, or a JMP whose target is the one expected at compile time: a run-time
+test, else the block returns the real target) begins the next pass inside the function after the
+test the fast loop would make before running the block again (its start plus its most cycles below
+the stop). Blocks do not run on into the code a JMP or a long routine goes to: each entry PC would
+compile its own copy of the code after it, and in a 600-frame run compiling those copies cost more
+than the calls saved. The function returns the next PC in bits 0-11 and the cycles it ran in the
+bits above. The fast loop runs a block only when all of it would end before the stop; an instruction
+whose declared effects (`semantics.EFFECTS`) may move the stop (board access, timer, interrupt
+enables) is followed by the fast loop's entry test again: the block returns there when the rest of
+it might reach the new stop (a VDC write may bring /INT a few cycles close), and the fast loop goes
+on instruction by instruction. So a block does exactly what the fast loop would, instruction by
+instruction. The register bank is a local of the function (only SEL RB and MOV PSW,A change it, and
+they write it back at once; nothing a block calls changes it); A and PSW are locals too (`CACHED`),
+written back before a call out and at every exit.
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run
