@@ -2,21 +2,24 @@
 
 The fast loop's cost is mostly its own: a lookup, a call and a stop test per instruction. A run of
 instructions, at most `BLOCK_MAX_INSTRUCTIONS`, is compiled into one function: the handlers'
-statements back to back with their PCs and cycles filled in. It ends at a JMP, CALL, RET, RETR or
-JMPP. A conditional branch becomes a side exit (`return` of the target), so loops and tests do not
-end a block. An exit back to the block's start (a conditional branch, or a JMP whose target is the
-one expected at compile time: a run-time test, else the block returns the real target) begins the
-next pass inside the function after the test the fast loop would make before running the block
-again (its start plus its most cycles below the stop). Blocks do not run on into the code a JMP,
-CALL or RET goes to: each entry PC would compile its own copy of the code after it, and in a
-600-frame run compiling those copies cost more than the calls saved. The function returns the next
-PC in bits 0-11 and the cycles it ran in the bits above. The fast loop runs a block only when all of
-it would end before the stop; an instruction whose declared effects (`semantics.EFFECTS`) may move the stop
-(board access, timer, interrupt enables) is followed by the fast loop's entry test again: the block
-returns there when the rest of it might reach the new stop (a VDC write may bring /INT a few cycles
-close), and the fast loop goes on instruction by instruction. So a block does exactly what the fast
-loop would, instruction by instruction. The register bank is a local of the function (only SEL RB
-and MOV PSW,A change it, and they write it back at once; nothing a block calls changes it).
+statements back to back with their PCs and cycles filled in. It ends at a JMP, RET, RETR or JMPP,
+and at a CALL unless the routine is short (`routine_length`): then it runs through the routine and
+on after the CALL while the RET returns there (a run-time test). A conditional branch becomes a side
+exit (`return` of the target), so loops and tests do not end a block. An exit back to the block's
+start (a conditional branch, or a JMP whose target is the one expected at compile time: a run-time
+test, else the block returns the real target) begins the next pass inside the function after the
+test the fast loop would make before running the block again (its start plus its most cycles below
+the stop). Blocks do not run on into the code a JMP or a long routine goes to: each entry PC would
+compile its own copy of the code after it, and in a 600-frame run compiling those copies cost more
+than the calls saved. The function returns the next PC in bits 0-11 and the cycles it ran in the
+bits above. The fast loop runs a block only when all of it would end before the stop; an instruction
+whose declared effects (`semantics.EFFECTS`) may move the stop (board access, timer, interrupt
+enables) is followed by the fast loop's entry test again: the block returns there when the rest of
+it might reach the new stop (a VDC write may bring /INT a few cycles close), and the fast loop goes
+on instruction by instruction. So a block does exactly what the fast loop would, instruction by
+instruction. The register bank is a local of the function (only SEL RB and MOV PSW,A change it, and
+they write it back at once; nothing a block calls changes it); A and PSW are locals too (`CACHED`),
+written back before a call out and at every exit.
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run
@@ -39,6 +42,10 @@ from hilbridge.mcs48 import INSTRUCTIONS
 
 BLOCK_MAX_INSTRUCTIONS = 48
 BLOCK_HOT = 64  # visits before a block is compiled: compiling costs ~ 500 plain instruction runs
+COVERED_DELAY = 3
+"""Times a PC inside a compiled block waits another BLOCK_HOT visits before its own block compiles:
+the fast loop comes there one by one after a run's start, an interrupt or a stop near a block's end,
+and such entries would compile a copy of the rest of the block at each PC."""
 MAY_MOVE_STOP = frozenset({"board", "stop", "timer"})
 CYCLE_SHIFT = 12
 _PC = re.compile(r"\bpc\b")
@@ -52,6 +59,11 @@ OFFSET = "<offset>"
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
 _BANK = re.compile(r"\bC\.rb\b(?! = rb)")
 _RETURN = re.compile(r"^(\s*)return (.*)$")
+_ARG = re.compile(r"\barg\b")
+_OPERAND = re.compile(r"\bP\[pc\]")
+
+BOUND = "C=C, M=M, B=B, P=P"
+"""The CPU, its RAM, the board and the program memory as locals of a block (the fast name lookup)."""
 
 Fetch = tuple[int, int, int]
 """One fetch: (cycle offset of the instruction's start, address, byte)."""
@@ -107,6 +119,110 @@ CONDITIONAL: tuple[bool, ...] = tuple(
 if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for opcode in range(256)):
     raise RuntimeError("a conditional branch form's taken arm is not TAKEN")
 JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
+CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
+RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
+ROUTINE_MOST = 12
+"""Instructions (its RET included) of the longest routine a block runs through from a CALL."""
+
+
+def routine_length(prog: bytes | bytearray, entry: int) -> int | None:
+    """The instructions from `entry` to its RET when they are at most `ROUTINE_MOST` and all fall
+    through to the next (side exits allowed), else None."""
+    pc = entry
+    for length in range(1, ROUTINE_MOST + 1):
+        opcode = prog[pc]
+        if RETURN[opcode]:
+            return length
+        if not FALLS_THROUGH[opcode]:
+            return None
+        pc = NEXT_PC[pc] if LENGTHS[opcode] == 1 else NEXT_PC[NEXT_PC[pc]]
+    return None
+
+
+CACHED = (("C.a", "ca"), ("C.psw", "cpsw"))
+"""CPU fields a block keeps in locals (field, local): written back before an instruction that calls
+the board or a CPU method (they may read them) and at every exit, read again after such a call."""
+CALLS_OUT: tuple[bool, ...] = tuple(bool(form_effects(opcode) & {"board", "timer"}) for opcode in range(256))
+_CALL = re.compile(r"\bB\.\w+\(|\bC\.\w+\(")
+if any(_CALL.search(form_body(opcode)) and not CALLS_OUT[opcode] for opcode in range(256)):
+    raise RuntimeError("a form calls the board or the CPU but declares neither a board nor a timer effect")
+_FIELDS = tuple((re.compile(rf"\b{re.escape(field)}\b"), field, local) for field, local in CACHED)
+_ASSIGNED = re.compile(r"^\s*([^=]*?)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)")
+
+
+class _Locals:
+    """Where a block's locals for the `CACHED` fields stand at one point of its straight-line code:
+    `valid` fields hold the value in their local, `dirty` ones not yet in the CPU too."""
+
+    def __init__(self) -> None:
+        self.valid: set[str] = set()
+        self.dirty: set[str] = set()
+
+    def flush(self) -> str:
+        """Statements (each ending in '; ') that write the dirty locals back."""
+        return "".join(f"{field} = {local}; " for field, local in CACHED if field in self.dirty)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One statement of a form as a template (`{pc}`, `{cyc}`, `{arg}`: the address after the
+    opcode, the end cycle, the operand byte), as it is (`text`) and on the locals (`held`), with
+    the `CACHED` fields it assigns; a `return` keeps its indent and expression apart."""
+
+    text: str
+    held: str
+    assigns: frozenset[str]
+    indent: str | None  # a return's: its line is then `indent` + the exit of the expression
+    taken: bool  # the TAKEN arm of a conditional branch
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """An opcode's statements prepared for the block compiler once: its lines but the last (the
+    operand fetch dropped: the operand is a constant of the block), its last (a return), whether it
+    calls out (`CALLS_OUT`), and the `CACHED` fields it needs in their locals first: those it reads,
+    or assigns other than by a plain statement at its top level."""
+
+    lines: tuple[_Line, ...]
+    last: _Line
+    calls_out: bool
+    loads: tuple[tuple[str, str], ...]
+    banked: bool  # uses the register bank (the block's local `rb`)
+
+
+def _line(line: str) -> _Line:
+    if "{" in line or "}" in line:
+        raise RuntimeError(f"a form's statement has a brace, which its template cannot keep: {line}")
+    text = _PC.sub("{pc}", _CYC.sub("{cyc}", _OPERAND.sub("{arg}", _ARG.sub("{arg}", line))))
+    text = _BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", text))  # the bank's local
+    held = text
+    assigned = _ASSIGNED.match(line)
+    assigns = []
+    for pattern, field, local in _FIELDS:
+        if assigned and pattern.search(assigned[1]):
+            assigns.append(field)
+        held = pattern.sub(local, held)
+    returned = _RETURN.match(text)
+    if returned:
+        text, held = returned[2], _RETURN.match(held)[2]  # type: ignore[index]
+    return _Line(text, held, frozenset(assigns), returned[1] if returned else None, line == TAKEN)
+
+
+def _form(opcode: int) -> _Form:
+    body = [line for line in BODIES[opcode] if line != ARG]
+    loads = []
+    for pattern, field, local in _FIELDS:
+        for line in body:
+            plain = line.startswith(f"{field} = ")
+            if pattern.search(line[len(field) + 3 :] if plain else line):
+                loads.append((field, local))
+                break
+    lines = tuple(_line(line) for line in body)
+    banked = any("C.rb" in line for line in body)
+    return _Form(lines[:-1], lines[-1], CALLS_OUT[opcode], tuple(loads), banked)
+
+
+FORMS: tuple[_Form, ...] = tuple(_form(opcode) for opcode in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +233,7 @@ class BlockSource:
     source: str
     cycles: int
     fetches: tuple[Fetch, ...] | None
+    pcs: tuple[int, ...]  # the instructions' addresses, in the order the block runs them
 
 
 def block_source(
@@ -136,11 +253,18 @@ def block_source(
     loops = False  # exits to `start` begin the next pass here
     moves_stop = False  # an instruction of the block may move the stop
 
+    held = _Locals()
+    banked = False  # an instruction uses the register bank
+    pcs: list[int] = []
+    returns: list[int] = []  # the return address of the CALL whose routine the block runs through
+
     def leave(target: str, ran: int) -> str:
-        return f"return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
+        return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
 
     def again(indent: str, ran: int) -> list[str]:
+        flush = held.flush()  # the next pass starts with the locals not yet read
         return [
+            *([f"{indent}{flush.removesuffix('; ')}"] if flush else []),
             f"{indent}c0 += {ran}",
             f"{indent}{PASS_TEST}",
             f"{indent}    continue",
@@ -149,6 +273,7 @@ def block_source(
 
     while count < BLOCK_MAX_INSTRUCTIONS:
         opcode = prog[pc]
+        pcs.append(pc)
         moves_stop = moves_stop or MOVES_STOP[opcode]
         following = NEXT_PC[pc]
         before, cycles = cycles, cycles + CYCLES[opcode]
@@ -162,20 +287,36 @@ def block_source(
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
             lines.append(f"if c0 + {WHOLE} >= C.stop:")
             lines.append("    " + leave(str(pc), before))
-        body = list(BODIES[opcode])
         through = FALLS_THROUGH[opcode]
-        last = body.pop()
         taken = (following & 0xF00) | prog[following]
         closes = CONDITIONAL[opcode] and taken == start
-        for line in body:
-            if closes and line == TAKEN:
+        form = FORMS[opcode]
+        banked = banked or form.banked
+        values = {"pc": following, "cyc": f"(c0 + {cycles})", "arg": prog[following]}
+        calls_out = form.calls_out
+        if calls_out:  # the board and the CPU's methods see the fields as they are
+            if held.dirty:
+                lines.append(held.flush().removesuffix("; "))
+                held.dirty.clear()
+        else:
+            for field, local in form.loads:
+                if field not in held.valid:
+                    lines.append(f"{local} = {field}")
+                    held.valid.add(field)
+        for line in form.lines:
+            if closes and line.taken:
                 lines.extend(again("    ", cycles))
                 loops = True
                 continue
-            if closes and line == ARG:  # only the taken arm, now the next pass, read the operand
-                continue
-            line = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), line))
-            lines.append(_RETURN.sub(lambda found, ran=cycles: found[1] + leave(found[2], ran), line))
+            text = (line.text if calls_out else line.held).format_map(values)
+            if line.indent is not None:
+                text = line.indent + leave(text, cycles)
+            lines.append(text)
+            if not calls_out:
+                held.valid |= line.assigns
+                held.dirty |= line.assigns
+        if calls_out:
+            held.valid.clear()
         if through:
             check_stop = MOVES_STOP[opcode]
             pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
@@ -183,9 +324,27 @@ def block_source(
                 lines.append(leave(str(pc), cycles))
                 break
             continue
-        exit_to = _CYC.sub(f"(c0 + {cycles})", _PC.sub(str(following), last)).removeprefix("return ")
-        target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] else -1
-        if target != start:
+        exit_to = (form.last.text if calls_out else form.last.held).format_map(values)
+        target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] or CALL[opcode] else -1
+        if CALL[opcode] and not returns and (target >= PROGRAM_START) == (start >= PROGRAM_START):
+            length = routine_length(prog, target)  # a short routine in the same memory runs inline
+            if length is not None and count + length <= BLOCK_MAX_INSTRUCTIONS:
+                returns.append(NEXT_PC[following])
+                lines.append(f"to = {exit_to}")
+                lines.append(f"if to != {target}:")
+                lines.append("    " + leave("to", cycles))
+                check_stop = False
+                pc = target
+                continue
+        if RETURN[opcode] and returns:  # back from the routine, if the stack still says so
+            back = returns.pop()
+            lines.append(f"to = {exit_to}")
+            lines.append(f"if to != {back}:")
+            lines.append("    " + leave("to", cycles))
+            check_stop = False
+            pc = back
+            continue
+        if target != start or not JUMP[opcode]:
             lines.append(leave(exit_to, cycles))
             break
         lines.append(f"to = {exit_to}")
@@ -198,9 +357,8 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
-    head = ["def block(c0, passes=True):"]
-    if any("C.rb" in line for line in lines):  # the register bank in a local, kept up to date
-        lines = [_BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", line)) for line in lines]
+    head = [f"def block(c0, passes=True, {BOUND}):"]
+    if banked:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")
     if loops:
         head += ["    first = c0", "    while True:"]
@@ -212,4 +370,4 @@ def block_source(
     text = text.replace(WHOLE, str(cycles)).replace(
         OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""
     )
-    return BlockSource(text, cycles, None if fetches is None else tuple(fetches))
+    return BlockSource(text, cycles, None if fetches is None else tuple(fetches), tuple(pcs))

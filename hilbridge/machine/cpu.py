@@ -25,7 +25,7 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from hilbridge.machine import idle
-from hilbridge.machine.blocks import BLOCK_HOT, Block, FetchTable, block_source
+from hilbridge.machine.blocks import BLOCK_HOT, COVERED_DELAY, Block, FetchTable, block_source
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
 from hilbridge.mcs48 import INSTRUCTIONS
@@ -70,11 +70,13 @@ class Cpu:
         "anchor_failures",
         "anchor_visits",
         "block_hot",
+        "block_names",
         "block_sets",
         "blocks",
         "board",
         "bus",
         "code_switched",
+        "covered",
         "cycle",
         "f1",
         "handlers",
@@ -83,7 +85,6 @@ class Cpu:
         "irq_polled",
         "jump_a11",
         "last_read_pc",
-        "namespace",
         "p1",
         "p2",
         "pc",
@@ -117,11 +118,12 @@ class Cpu:
         self.prog = prog
         self.ram = bytearray(64)
         namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
+        self.block_names = dict(namespace)  # blocks take these as default arguments: nothing else
         exec(HANDLERS_CODE, namespace)
-        self.namespace = namespace
-        self.block_sets: dict[object, tuple[list[Block | bool | None], bytearray]] = {}
+        self.block_sets: dict[object, tuple[list[Block | bool | None], bytearray, bytearray]] = {}
         self.blocks: list[Block | bool | None] = [None] * 0x1000  # per PC: compiled, none or not yet
         self.visits = bytearray(0x1000)  # per PC while not yet compiled: times run one by one
+        self.covered = bytearray(0x1000)  # per PC inside a compiled block: COVERED_DELAY rounds left
         self.code_switched = False
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
@@ -606,14 +608,14 @@ class Cpu:
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
             self.block_sets.clear()
-            self.blocks, self.visits = [None] * 0x1000, bytearray(0x1000)
+            self.blocks, self.visits, self.covered = [None] * 0x1000, bytearray(0x1000), bytearray(0x1000)
             return
         found = self.block_sets.get(view)
         if found is None:
             if len(self.block_sets) >= 16:
                 self.block_sets.clear()
-            found = self.block_sets[view] = ([None] * 0x1000, bytearray(0x1000))
-        self.blocks, self.visits = found
+            found = self.block_sets[view] = ([None] * 0x1000, bytearray(0x1000), bytearray(0x1000))
+        self.blocks, self.visits, self.covered = found
 
     def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False; or `HEAD` when
@@ -625,10 +627,18 @@ class Cpu:
         ):
             self.blocks[pc] = HEAD
             return False
+        rounds = self.covered[pc]
+        if rounds:  # inside a compiled block: entered one by one after a start, an interrupt, a stop
+            self.covered[pc] = rounds - 1
+            self.visits[pc] = 0
+            return False
         found = block_source(self.prog, pc, self.jump_a11)
         if found is None:
             self.blocks[pc] = False
             return False
+        for inside in found.pcs[1:]:
+            if self.blocks[inside] is None:
+                self.covered[inside] = COVERED_DELAY
         fetches = found.fetches
         after_first = whole = None
         if fetches is not None:
@@ -638,9 +648,9 @@ class Cpu:
         return block
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
-        namespace = dict(self.namespace)
-        exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), namespace)
-        return namespace["block"]  # type: ignore[return-value]
+        names = self.block_names
+        exec(compile(source, f"<hilbridge 8048 block {pc:03X}>", "exec"), names)
+        return names.pop("block")  # type: ignore[no-any-return]
 
     def _run_traced(self, target: int) -> None:
         """`run_until` while fetches are traced, until `target` or the tracing ends: a block with a

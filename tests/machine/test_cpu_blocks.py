@@ -5,6 +5,7 @@ blocks end at the jumps, calls and returns between them."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,8 @@ from machine_doubles import ScriptedVdc, assemble_cart
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
+from hilbridge.machine.cpu import Cpu
+from hilbridge.oracle.carts import build_cart, load_manifest
 
 
 class WriteScheduledIrqVdc(ScriptedVdc):
@@ -248,3 +251,118 @@ def test_blocks_ending_at_jumps_calls_and_returns_equal_stepping(
 
     fast = run_in_steps(image, [*targets, 6000], vdc())
     assert fast == run(image, 6000, False, vdc())
+
+
+ACCUMULATOR = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+irq:    mov r1,#0A1h
+        movx a,@r1      ; acknowledge /INT
+        inc r5
+        retr
+tirq:   inc r6
+        retr
+start:  mov a,#0B4h
+        outl p1,a
+        mov r0,#0A0h
+        mov r1,#20h
+        mov a,#{seed}
+        {setup}
+loop:   {body}
+        jmp loop
+out:    inc r4
+        jmp loop
+sub:    {routine}
+        ret
+"""
+A_AND_PSW = (
+    "add a,r2",
+    "addc a,#0A7h",
+    "addc a,@r1",
+    "da a",
+    "rlc a",
+    "rrc a",
+    "cpl a",
+    "swap a",
+    "xrl a,r4",
+    "cpl c",
+    "clr c",
+    "cpl f0",
+    "mov a,psw",
+    "mov psw,a",  # the bank and the stack pointer from A
+    "sel rb1",
+    "sel rb0",
+    "xch a,r2",
+    "xch a,@r1",
+    "xchd a,@r1",
+    "mov r3,a",
+    "inc a",
+    "call sub",  # the stack pointer in PSW, a routine that changes A and PSW
+    "movx @r0,a",  # the board reads A: a write to A0h, /INT some cycles later
+    "movx a,@r0",  # the board sets A
+    "mov t,a",  # the timer reads A
+    "mov a,t",  # and sets it
+    "movd p5,a",  # the expander reads A
+    "movd a,p4",  # and sets it
+    "in a,p1",
+    "jc out",  # side exits with A and PSW changed before them
+    "jnc out",
+    "jz out",
+    "jnz out",
+    "jb7 out",
+    "jf0 out",
+    "jtf out",
+    "jt1 out",
+    "djnz r7,out",
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(A_AND_PSW), min_size=1, max_size=12),
+    routine=st.lists(st.sampled_from(A_AND_PSW[:20]), max_size=3),
+    setup=st.sampled_from(SETUPS),
+    seed=st.integers(0, 255),
+    targets=st.lists(st.integers(1, 6000), max_size=3).map(sorted),
+    irq_at=st.lists(st.integers(0, 6000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_blocks_keeping_a_and_psw_in_locals_equal_stepping(body, routine, setup, seed, targets, irq_at):
+    """A block keeps A and PSW in locals (`blocks.CACHED`): they must reach the CPU before every
+    instruction that calls the board or a CPU method (which read A), be read again after it (which
+    may set A), and be written back at every exit: side exits, the stop tests, the loop's passes."""
+    joined = "\n        ".join
+    source = ACCUMULATOR.format(seed=seed, setup=setup, body=joined(body), routine=joined(routine))
+    image = assemble_cart(source)
+
+    def vdc():
+        return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
+
+    fast = run_in_steps(image, [*targets, 6000], vdc())
+    assert fast == run(image, 6000, False, vdc())
+
+
+FIXTURE_CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
+
+
+@pytest.mark.parametrize("name", ["bank_rally", "bank_o2rom_8k", "bank_ktaa", "cpu_alu"])
+def test_a_block_compiles_once_per_start_and_program_view(name, monkeypatch):
+    """Compiling is worth it only once: a block whose start the fast loop counted in one bank's
+    view must not be compiled into the view a bank switch brought (it was compiled again and again
+    on bank_rally, 485 times in 600 frames), and PCs inside compiled blocks, where the loop comes
+    one by one after a run's start or an interrupt, do not each compile a copy of the rest."""
+    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
+    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    compiled: list[tuple[int, int]] = []
+    original = Cpu._block_function
+
+    def counted(cpu: Cpu, pc: int, source: str):
+        compiled.append((id(cpu.blocks), pc))
+        return original(cpu, pc, source)
+
+    monkeypatch.setattr(Cpu, "_block_function", counted)
+    console.run_frames(300)
+    assert len(compiled) == len(set(compiled))
+    assert len(compiled) <= 40
