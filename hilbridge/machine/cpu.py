@@ -93,6 +93,7 @@ class Cpu:
         "psw",
         "ram",
         "rb",
+        "replaced",
         "skip_idle",
         "skip_traced",
         "stop",
@@ -126,6 +127,7 @@ class Cpu:
         self.covered = bytearray(0x1000)  # per PC inside a compiled block: COVERED_DELAY rounds left
         self.code_switched = False
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
+        self.replaced: set[int] = set()  # opcodes whose handler `replace_handler` changed
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
         self.trace_fetches = False
         # a board that orders a block's bulk fetches among its accesses itself sets this
@@ -617,6 +619,14 @@ class Cpu:
             found = self.block_sets[view] = ([None] * 0x1000, bytearray(0x1000), bytearray(0x1000))
         self.blocks, self.visits, self.covered = found
 
+    def replace_handler(self, opcode: int, handler: Callable[[int, int], int]) -> None:
+        """Run `handler` for `opcode` from now on (a deviating console's DA A). Compiled blocks hold
+        the instruction's own statements, so the blocks compiled so far are dropped and no block that
+        holds the opcode is compiled again: it always runs through `handlers`."""
+        self.handlers[opcode] = handler
+        self.replaced.add(opcode)
+        self.code_changed(None)
+
     def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False; or `HEAD` when
         `pc` may anchor an idle loop (the fast loop then hands it to step())."""
@@ -635,6 +645,9 @@ class Cpu:
         found = block_source(self.prog, pc, self.jump_a11)
         if found is None:
             self.blocks[pc] = False
+            return False
+        if self.replaced and not self.replaced.isdisjoint(self.prog[inside] for inside in found.pcs):
+            self.blocks[pc] = False  # a block would run the instruction's own statements
             return False
         for inside in found.pcs[1:]:
             if self.blocks[inside] is None:

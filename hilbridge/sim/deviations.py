@@ -139,7 +139,7 @@ class DeviantConsole(Console):
             cpu.stop = 0
             self._inject(cpu.cycle)
         elif deviation.name == "daa_rule":
-            cpu.handlers[DAA_OPCODE] = self._daa_other_rule
+            cpu.replace_handler(DAA_OPCODE, self._daa_other_rule)
 
     def _daa_other_rule(self, pc: int, cycle: int) -> int:
         """DA A whose +06h step sets C from its own carry, clearing it when there is none."""

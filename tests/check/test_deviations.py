@@ -103,3 +103,15 @@ def test_the_deviations_do_strike_where_they_say() -> None:
         for _ in source.items():
             pass
         assert deviation.injected is not None and deviation.injected[0] >= FRAME, (cart_name, name)
+
+
+def test_an_internal_deviation_strikes_in_code_already_compiled_into_blocks() -> None:
+    """By frame 10 cpu_alu's DA A runs inside compiled blocks, which inline the instruction's own
+    statements: the deviating DA A must still be the one that runs (it never struck there)."""
+    cart = fixture_cart("cpu_alu")
+    deviation = Deviation("daa_rule", 10, 1)
+    source = SimulatedCapture(cart, frames=20, deviation=deviation)
+    result = check(cart, source, frames=16)
+    assert deviation.injected is not None and deviation.injected[0] >= 10
+    assert result.verdict == "diverged", result.summary()
+    assert result.divergence.cycle == first_raw_difference(source).cycle
