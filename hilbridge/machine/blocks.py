@@ -261,6 +261,10 @@ def block_source(
     def leave(target: str, ran: int) -> str:
         return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
 
+    def go_on_at(exit_to: str, expected: int, ran: int) -> list[str]:
+        """Go on at `expected` when the instruction's exit is there (a run-time test), else leave."""
+        return [f"to = {exit_to}", f"if to != {expected}:", "    " + leave("to", ran)]
+
     def again(indent: str, ran: int) -> list[str]:
         flush = held.flush()  # the next pass starts with the locals not yet read
         return [
@@ -330,26 +334,20 @@ def block_source(
             length = routine_length(prog, target)  # a short routine in the same memory runs inline
             if length is not None and count + length <= BLOCK_MAX_INSTRUCTIONS:
                 returns.append(NEXT_PC[following])
-                lines.append(f"to = {exit_to}")
-                lines.append(f"if to != {target}:")
-                lines.append("    " + leave("to", cycles))
+                lines.extend(go_on_at(exit_to, target, cycles))
                 check_stop = False
                 pc = target
                 continue
         if RETURN[opcode] and returns:  # back from the routine, if the stack still says so
             back = returns.pop()
-            lines.append(f"to = {exit_to}")
-            lines.append(f"if to != {back}:")
-            lines.append("    " + leave("to", cycles))
+            lines.extend(go_on_at(exit_to, back, cycles))
             check_stop = False
             pc = back
             continue
         if target != start or not JUMP[opcode]:
             lines.append(leave(exit_to, cycles))
             break
-        lines.append(f"to = {exit_to}")
-        lines.append(f"if to != {target}:")
-        lines.append("    " + leave("to", cycles))
+        lines.extend(go_on_at(exit_to, target, cycles))
         lines.extend(again("", cycles))
         loops = True
         break

@@ -185,7 +185,7 @@ def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc, skip: bool 
     return console.cpu.state(), bytes(console.ram), records, vdc.writes
 
 
-CHAINING = """
+INTERRUPTS_AND_P1 = """
         org 400h
         jmp start
         jmp irq
@@ -199,7 +199,11 @@ tirq:   inc r6
 start:  mov a,#0B4h
         outl p1,a
         mov r0,#0A0h
-        {setup}
+"""
+"""The vectors, interrupt routines that count in R5 and R6, the VDC selected and R0 at A0h."""
+CHAINING = (
+    INTERRUPTS_AND_P1
+    + """        {setup}
 main:   call sub1
         {between}
         call sub2
@@ -209,6 +213,7 @@ sub1:   {body1}
 sub2:   {body2}
         ret
 """
+)
 ROUTINE_BODIES = (
     "inc r3",
     "mov a,r3",
@@ -253,21 +258,9 @@ def test_blocks_ending_at_jumps_calls_and_returns_equal_stepping(
     assert fast == run(image, 6000, False, vdc())
 
 
-ACCUMULATOR = """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-irq:    mov r1,#0A1h
-        movx a,@r1      ; acknowledge /INT
-        inc r5
-        retr
-tirq:   inc r6
-        retr
-start:  mov a,#0B4h
-        outl p1,a
-        mov r0,#0A0h
-        mov r1,#20h
+ACCUMULATOR = (
+    INTERRUPTS_AND_P1
+    + """        mov r1,#20h
         mov a,#{seed}
         {setup}
 loop:   {body}
@@ -277,6 +270,7 @@ out:    inc r4
 sub:    {routine}
         ret
 """
+)
 A_AND_PSW = (
     "add a,r2",
     "addc a,#0A7h",
