@@ -830,9 +830,9 @@ class Vdc:
         self._next_irq_cache = None
         if sound_clocked:
             if a != CONTROL or self._control_write_clocks_sound(old, new):
-                self._write_sound_clocked(a, new, start, cycle)
+                self._write_sound_clocked(a, start)
                 old = registers[a]  # the ticks just run may have shifted A7-A9 since
-            elif old & CONTROL_STROBE and not new & CONTROL_STROBE:
+            if a == CONTROL and old & CONTROL_STROBE and not new & CONTROL_STROBE:
                 self._latch_beam(cycle)
         if new != old:
             if changes_picture:
@@ -843,15 +843,12 @@ class Vdc:
         if a == SOUND_CONTROL and self.audio is not None:
             self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
 
-    def _write_sound_clocked(self, a: int, value: int, start: int, cycle: int) -> None:
-        """The side effects of a write to A0 or A7-AA, before the register takes `value`."""
+    def _write_sound_clocked(self, a: int, start: int) -> None:
+        """What a write to A0 or A7-AA does to the sound, before the register takes its value."""
         self._sync_ticks(start)
         self._quiet_until = 0  # A0 b2 may change whether ticks wait
         self._sound_irq_cycle = None
-        if a == CONTROL:
-            if self.registers[CONTROL] & CONTROL_STROBE and not value & CONTROL_STROBE:
-                self._latch_beam(cycle)
-        elif a in SHIFT_REGISTERS:
+        if a in SHIFT_REGISTERS:
             self.sound.written = True
 
     @staticmethod
