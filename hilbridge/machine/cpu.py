@@ -60,6 +60,14 @@ def _nothing(ram: bytearray) -> tuple[()]:
     return ()
 
 
+ViewCode = tuple[list[Block | bool | None], bytearray, bytearray]
+"""What the fast loop keeps per program view: `Cpu.blocks`, `Cpu.visits` and `Cpu.covered`."""
+
+
+def _fresh_code() -> ViewCode:
+    return [None] * 0x1000, bytearray(0x1000), bytearray(0x1000)
+
+
 class Cpu:
     """8048 state plus the generated handlers bound to this instance's memories and board."""
 
@@ -121,10 +129,10 @@ class Cpu:
         namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
         self.block_names = dict(namespace)  # blocks take these as default arguments: nothing else
         exec(HANDLERS_CODE, namespace)
-        self.block_sets: dict[object, tuple[list[Block | bool | None], bytearray, bytearray]] = {}
-        self.blocks: list[Block | bool | None] = [None] * 0x1000  # per PC: compiled, none or not yet
-        self.visits = bytearray(0x1000)  # per PC while not yet compiled: times run one by one
-        self.covered = bytearray(0x1000)  # per PC inside a compiled block: COVERED_DELAY rounds left
+        self.block_sets: dict[object, ViewCode] = {}
+        # per PC: the compiled block, False for none, None for not yet; while not yet compiled, the
+        # times run one by one; inside a compiled block, the COVERED_DELAY rounds left
+        self.blocks, self.visits, self.covered = _fresh_code()
         self.code_switched = False
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.replaced: set[int] = set()  # opcodes whose handler `replace_handler` changed
@@ -610,13 +618,13 @@ class Cpu:
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
             self.block_sets.clear()
-            self.blocks, self.visits, self.covered = [None] * 0x1000, bytearray(0x1000), bytearray(0x1000)
+            self.blocks, self.visits, self.covered = _fresh_code()
             return
         found = self.block_sets.get(view)
         if found is None:
             if len(self.block_sets) >= 16:
                 self.block_sets.clear()
-            found = self.block_sets[view] = ([None] * 0x1000, bytearray(0x1000), bytearray(0x1000))
+            found = self.block_sets[view] = _fresh_code()
         self.blocks, self.visits, self.covered = found
 
     def replace_handler(self, opcode: int, handler: Callable[[int, int], int]) -> None:
