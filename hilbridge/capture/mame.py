@@ -63,8 +63,7 @@ FETCH_COUNTS = np.array(FETCHES, dtype=np.int64)
 LINE_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W": CAPTURE_KINDS["MOVX_WRITE"]}
 """capture.lua's access lines, "KIND cycle addr data p1", by their first letter."""
 _KIND_CODES = np.full(256, -1, dtype=np.int16)
-for _letter, _code in LINE_KINDS.items():
-    _KIND_CODES[ord(_letter)] = _code
+_KIND_CODES[[ord(letter) for letter in LINE_KINDS]] = list(LINE_KINDS.values())
 READ_BYTES = 1 << 20
 
 
@@ -152,22 +151,19 @@ class CaptureLines:
         return kinds, stamps, addresses, values, p1
 
     def _instruction_stamps(self, stamps: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Each fetch's stamp: the cycle of its instruction's opcode fetch."""
+        """Each fetch's stamp: the cycle of its instruction's opcode fetch (the fetches before this
+        block's first opcode belong to the instruction the last block left open)."""
         count = len(stamps)
-        first = min(self._remaining, count)
         counts = FETCH_COUNTS[values].tolist()
         opcodes = []
-        index = first
+        index = min(self._remaining, count)
         while index < count:  # sequential by nature: an opcode says where the next one is
             opcodes.append(index)
             index += counts[index]
-        self._remaining = self._remaining - first if not opcodes else index - count
-        starts = stamps[opcodes]
-        owner = np.searchsorted(np.array(opcodes, dtype=np.int64), np.arange(count), side="right") - 1
-        result = np.where(owner >= 0, starts[np.maximum(owner, 0)] if opcodes else 0, self._start)
-        if opcodes:
-            self._start = int(starts[-1])
-        return result
+        self._remaining = index - count if opcodes else self._remaining - count
+        starts = np.concatenate(([self._start], stamps[opcodes]))
+        self._start = int(starts[-1])
+        return starts[np.searchsorted(np.array(opcodes, dtype=np.int64), np.arange(count), side="right")]
 
     def _batches(self, kinds, stamps, addresses, values, p1, fetches) -> list[BatchItem]:
         """Records (a P1 record where the slot's P1 bits change, then the access) split at markers."""
