@@ -37,6 +37,7 @@ from hilbridge.machine.charset import charset_rom
 
 VISIBLE_LINES = 243
 VISIBLE_WIDTH = 360
+BRIGHT = 8  # the palette index's I bit: every pixel of a span drawn with LUM (P17) bright
 _PAD_WIDTH = 656  # wide enough for any object at X = 255 (quads reach (255 + 5) * 2 + 112)
 
 CONTROL, COLLISION, COLOUR = 0xA0, 0xA2, 0xA3
@@ -915,7 +916,7 @@ class Renderer:
                 target = raster[span.start : span.end]
                 plain = span.picture.plain_colour
                 if plain >= 0:
-                    target.fill(plain | 8 if span.lum else plain)
+                    target.fill(plain | BRIGHT if span.lum else plain)
                     continue
                 # a span is one raster range: its lines' pixels as one row, then one copy
                 first = span.start // VISIBLE_WIDTH
@@ -923,7 +924,7 @@ class Renderer:
                 offset = first * VISIBLE_WIDTH
                 pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
                 if span.lum:
-                    np.bitwise_or(pixels, 8, out=target)
+                    np.bitwise_or(pixels, BRIGHT, out=target)
                 else:
                     target[...] = pixels
             self.last_frame = bitmap.copy()
