@@ -628,11 +628,13 @@ class Cpu:
         self.blocks, self.visits, self.covered = found
 
     def replace_handler(self, opcode: int, handler: Callable[[int, int], int]) -> None:
-        """Run `handler` for `opcode` from now on (a deviating console's DA A). Compiled blocks hold
-        the instruction's own statements, so the blocks compiled so far are dropped and no block that
-        holds the opcode is compiled again: it always runs through `handlers`."""
+        """Run `handler` for `opcode` from now on (a deviating console's DA A). Compiled blocks and
+        the idle analysis both work from the instruction's own statements, so the blocks compiled so
+        far are dropped, no block that holds the opcode is compiled again, and no loop is skipped any
+        more: the opcode always runs through `handlers`."""
         self.handlers[opcode] = handler
         self.replaced.add(opcode)
+        self.skip_idle = False
         self.code_changed(None)
 
     def _compile_block(self, pc: int) -> Block | bool:

@@ -388,3 +388,43 @@ def test_skipping_equals_stepping_on_every_fixture_cart(name: str, region: str) 
         runs.append((records, console.cpu.state(), frames))
     assert runs[0] == runs[1]
     assert runs[0][0], "the cart made MOVX accesses"
+
+
+NOP_POLL = """
+        org 400h
+        jmp start
+start:  dis i
+        mov a,#0B4h
+        outl p1,a
+        mov r0,#0A1h
+wait:   movx a,@r0      ; the status register: a polling loop the CPU skips
+        nop
+        jb3 vbl
+        jmp wait
+vbl:    inc r6
+        jmp wait
+"""
+
+
+def test_a_replaced_handler_runs_in_every_pass_of_a_loop_skipping_would_jump_over() -> None:
+    """`Cpu.replace_handler` (as a deviating console replaces DA A): the idle analysis works from
+    the instructions' own statements, as compiled blocks do, so loops are no longer skipped and the
+    handler runs in every pass, as stepping runs it."""
+    image = assemble_cart(NOP_POLL)
+    calls = {"skipping": 0, "stepping": 0}
+
+    def run(skip: bool, counter: str) -> dict:
+        console = Console(load_cartridge(image, "o2_rom"))
+        console.cpu.skip_idle = skip
+        original = console.cpu.handlers[0x00]
+
+        def counted(pc: int, cycle: int) -> int:
+            calls[counter] += 1
+            return original(pc, cycle)
+
+        console.cpu.replace_handler(0x00, counted)
+        console.run_frames(6)
+        return console.cpu.state()
+
+    assert run(True, "skipping") == run(False, "stepping")
+    assert calls["skipping"] == calls["stepping"] > 1000
