@@ -61,7 +61,7 @@ class ScriptedVdc:
         return cycle - phase + (rise if phase < rise else self.t1_period)
 
     def t1_edges(self) -> T1Edges:
-        return SampledT1Edges(self.t1)
+        return PeriodicT1Edges(self)
 
     def next_irq_event(self, cycle: int) -> int:
         index = bisect.bisect_right(self.irq_at, cycle)
@@ -182,21 +182,25 @@ def console_asm(source: str, *, vdc: ScriptedVdc | None = None, bios: bytes | No
 
 
 class PeriodicT1Edges:
-    """`SampledT1Edges` for the ScriptedVdc's periodic T1, in closed form instead of a scan per cycle.
+    """`SampledT1Edges` for the ScriptedVdc's periodic T1, in closed form instead of a scan per cycle
+    (which made a search of up to 16,384 `t1()` calls per counter event).
 
     T1 is high at phases P-H..P-1 of each period P, so it falls exactly at the samples whose cycle is
     a multiple of P (and at `first` when the sample before it, `previous`, was high and T1 is low).
+    With no period, no high phase or no low phase T1 never changes: only that first sample can fall,
+    and the search gives up where `SampledT1Edges` does.
     """
 
     def __init__(self, vdc: ScriptedVdc) -> None:
-        assert 0 < vdc.t1_high < vdc.t1_period
         self.t1 = vdc.t1
-        self.period = vdc.t1_period
+        self.period = vdc.t1_period if 0 < vdc.t1_high < vdc.t1_period else 0  # 0: T1 is constant
 
     def falls(self, previous: int, first: int, last: int) -> int:
         if last < first:
             return 0
         at_first = int(bool(previous) and not self.t1(first))
+        if not self.period:
+            return at_first
         return at_first + last // self.period - first // self.period
 
     def fall_sample(self, previous: int, first: int, count: int) -> int:
@@ -204,4 +208,6 @@ class PeriodicT1Edges:
             if count == 1:
                 return first
             count -= 1
+        if not self.period:
+            return first + SampledT1Edges.SEARCH_CYCLES
         return (first // self.period + count) * self.period

@@ -65,7 +65,6 @@ READ_T = bytes([0x42, 0x90])  # MOV A,T; MOVX @R0,A
 def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     vdc = ScriptedVdc(t1_period=23, t1_high=4)
     console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
-    console.t1_edges = PeriodicT1Edges(vdc)  # the same edges as sampling every cycle, without the scan
     records: list = []
     console.add_bus_listener(records.append)
     if fold_every_step:
@@ -86,9 +85,12 @@ def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     last_offset=st.integers(-3, 3000),
     count=st.integers(1, 40),
     previous=st.booleans(),
+    shape=st.sampled_from([(23, 4), (2, 1), (7, 6), (0, 4), (23, 0), (5, 5), (5, 9)]),
 )
-def test_periodic_t1_edges_equal_sampling_every_cycle(first, last_offset, count, previous):
-    vdc = ScriptedVdc(t1_period=23, t1_high=4)
+def test_periodic_t1_edges_equal_sampling_every_cycle(first, last_offset, count, previous, shape):
+    """Every T1 the scripted VDC can make (its `t1_edges`): periodic, and constant low or high."""
+    period, high = shape
+    vdc = ScriptedVdc(t1_period=period, t1_high=high)
     periodic, sampled = PeriodicT1Edges(vdc), SampledT1Edges(vdc.t1)
     last = first + last_offset
     assert periodic.falls(previous, first, last) == sampled.falls(previous, first, last)
