@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
+
+import numpy as np
 
 from hilbridge.errors import HilbridgeError, SourceLocation
-from hilbridge.machine.mappers import Mapper, registry
+from hilbridge.machine.mappers import HIGH_WINDOW_SHIFT, Mapper, registry
 
 CART_P1_MASK = 0x13  # P10, P11, P14 reach the slot
 CART_P2_MASK = 0x0F  # P20-P23 = A8-A11
@@ -24,6 +26,7 @@ PROGRAM_START = 0x400
 PROGRAM_END = 0x1000
 VIEW_SIZE = PROGRAM_END - PROGRAM_START
 NOT_DRIVEN = 0xFF
+Addresses = TypeVar("Addresses", int, np.ndarray)
 P10, P11, P14 = 0x01, 0x02, 0x10
 LATCH_ADDRESS_BIT = 0x80  # A7
 
@@ -144,13 +147,10 @@ class Cartridge:
         """The program bank selected by P1 (and the latch), from the mapper's banking rule."""
         return self.banking.bank(p1 & CART_P1_MASK)
 
-    def _offset(self, address: int, bank: int) -> int:
-        address &= 0xFFF
-        window = self.type.high_window
-        if address >= 0xC00 and window == "mirror_800":
-            address -= 0x400
-        elif address >= 0xC00 and window == "mirror_400":
-            address -= 0x800
+    def _offset(self, address: Addresses, bank: int) -> Addresses:
+        """Where CPU `address` (an int, or an array of them: `program_view`) lies in the bank space."""
+        address = address & 0xFFF
+        address = address - HIGH_WINDOW_SHIFT[self.type.high_window] * (address >= 0xC00)
         offset = bank * self.type.bank_size + self.type.program_offset + address - PROGRAM_START
         if self.type.wrap == "mask":
             return offset & (self._size - 1)
@@ -176,8 +176,8 @@ class Cartridge:
         bank = self.bank(p1 & CART_P1_MASK)
         view = self._views.get(bank)
         if view is None:
-            space = self._space
-            view = bytes(space[self._offset(address, bank)] for address in range(PROGRAM_START, PROGRAM_END))
+            offsets = self._offset(np.arange(PROGRAM_START, PROGRAM_END), bank)
+            view = np.frombuffer(self._space, np.uint8)[offsets].tobytes()
             self._views[bank] = view
         return view
 

@@ -18,7 +18,9 @@ from hilbridge.errors import HilbridgeError, SourceLocation
 REGISTRY_FILE = "mappers.tsv"
 NONE = "-"
 EVERY_OTHER_SIZE = "*"
-HIGH_WINDOWS = ("mirror_800", "mirror_400", "linear")
+HIGH_WINDOW_SHIFT = {"mirror_800": 0x400, "mirror_400": 0x800, "linear": 0}
+"""How far below itself each `high_window` maps CPU 0C00h-0FFFh."""
+HIGH_WINDOWS = tuple(HIGH_WINDOW_SHIFT)
 WRAPS = ("mask", "modulo")
 DATA_AREAS = ("none", "p11_p2_page")
 COLUMNS = (
