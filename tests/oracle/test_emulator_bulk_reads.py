@@ -16,6 +16,10 @@ from hilbridge.oracle.emulator import MAME_EQUIVALENT_MAPPERS, run_emulator
 from hilbridge.oracle.trace import Access
 
 FRAMES = 40
+QUICK_CARTS = ("bank_4in1", "input_read", "vdc_regs", "video_midframe")
+"""The development loop's (`-m "not slow"`) share of the carts: polling with bank switches, with key
+reads, beside register writes (half its reads placed one by one), and mid-frame; the whole suite
+checks every cart."""
 
 
 def read_by_read(name: str, region: str) -> list[Access]:
@@ -55,7 +59,10 @@ def bulk_placed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.parametrize("region", REGIONS)
-@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=[] if name in QUICK_CARTS else pytest.mark.slow) for name in sorted(SPECS)],
+)
 def test_bulk_reads_give_the_trace_of_telling_each_read(name: str, region: str) -> None:
     spec = SPECS[name]
     told = read_by_read(name, region)
