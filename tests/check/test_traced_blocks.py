@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fixture_runs import CARTS_DIR
+from fixture_runs import CARTS_DIR, quick_few
 
 from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge
@@ -17,6 +17,9 @@ SPECS: dict[str, CartSpec] = {
     spec.name: spec for folder in (CARTS_DIR, CARTS_DIR / "wait_loops") for spec in load_manifest(folder)
 }
 FRAMES = 4
+QUICK_CARTS = ("bank_rally", "interrupts", "timer_counter", "vdc_regs", "wait_call", "wait_lines")
+"""Bank switches, interrupts, the timer, register writes, a wait through a CALL and a wait on the
+beam (`quick_few`)."""
 FULL = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
 
 
@@ -58,7 +61,7 @@ def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FUL
 
 
 @pytest.mark.parametrize("region", ["ntsc", "pal"])
-@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("name", quick_few(SPECS, QUICK_CARTS))
 def test_traced_blocks_give_the_events_of_stepping(name: str, region: str) -> None:
     events, state, bulk = traced(SPECS[name], region, fast=True)
     stepped, stepped_state, none = traced(SPECS[name], region, fast=False)

@@ -5,7 +5,7 @@ read one by one, on every fixture cart, in both regions, with reads traced and w
 from __future__ import annotations
 
 import pytest
-from fixture_runs import REGIONS, SPECS, cart_image
+from fixture_runs import REGIONS, SPECS, cart_image, quick_few
 
 from hilbridge.machine import timing
 from hilbridge.machine.bus import READ, BusAccess
@@ -17,9 +17,8 @@ from hilbridge.oracle.trace import Access
 
 FRAMES = 40
 QUICK_CARTS = ("bank_4in1", "input_read", "vdc_regs", "video_midframe")
-"""The development loop's (`-m "not slow"`) share of the carts: polling with bank switches, with key
-reads, beside register writes (half its reads placed one by one), and mid-frame; the whole suite
-checks every cart."""
+"""Polling with bank switches, with key reads, beside register writes (half its reads placed one by
+one), and mid-frame (`quick_few`)."""
 
 
 def read_by_read(name: str, region: str) -> list[Access]:
@@ -59,10 +58,7 @@ def bulk_placed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.parametrize("region", REGIONS)
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(name, marks=[] if name in QUICK_CARTS else pytest.mark.slow) for name in sorted(SPECS)],
-)
+@pytest.mark.parametrize("name", quick_few(SPECS, QUICK_CARTS))
 def test_bulk_reads_give_the_trace_of_telling_each_read(name: str, region: str) -> None:
     spec = SPECS[name]
     told = read_by_read(name, region)
