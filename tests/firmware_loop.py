@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import select
+import queue
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -102,10 +103,16 @@ def boot_check(uf2: Path, cycles: int = 2_000_000) -> dict:
 
 class RunningFirmware:
     """The harness process: its socket:// URLs (the link, the USB control port), the USB descriptors it
-    read, and the JSON events it prints."""
+    read, and the JSON events it prints.
+
+    A thread reads the harness's lines as they come: a line that Python's pipe buffer took in with the
+    one before would otherwise wait there unseen by `select` until the harness printed again."""
 
     def __init__(self, process: subprocess.Popen):
         self.process = process
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self.url = self.control_url = ""
         self.connected = False
         self.descriptors: dict = {}
@@ -118,16 +125,34 @@ class RunningFirmware:
                 break
         assert self.url and self.connected, "the harness ended before its USB device was up"
 
+    def _read(self) -> None:
+        try:
+            for line in self.process.stdout:
+                self._lines.put(line)
+        except ValueError:  # the pipe was closed under the reader: the harness was stopped
+            pass
+        self._lines.put(None)  # the harness ended
+
+    def join_reader(self) -> None:
+        self._reader.join(timeout=10)
+
     def _events(self, timeout: float) -> Iterator[dict]:
+        """The events printed from now until `timeout` seconds pass without one, or the harness ends."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+        while True:
+            try:
+                line = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
                 return
-            line = self.process.stdout.readline()
-            if not line:
+            if line is None:
+                self._lines.put(None)  # later reads see the end too
                 return
-            yield json.loads(line)
+            if line.startswith("{"):
+                yield json.loads(line)
+
+    def printed(self) -> list[dict]:
+        """The events the harness has printed since the last read, without waiting for more."""
+        return list(self._events(timeout=0.0))
 
     def usb_backend(self) -> HarnessUsbBackend:
         """A pyusb backend on the vendor interface (`--link vendor`) and the control port."""
@@ -137,7 +162,8 @@ class RunningFirmware:
         """End the harness; the events it printed since the last one read (its exit report among them)."""
         self.process.terminate()
         self.process.wait(timeout=10)
-        return [json.loads(line) for line in self.process.stdout.read().splitlines() if line.startswith("{")]
+        self.join_reader()
+        return list(self._events(timeout=0.0))
 
     def wait_event(self, name: str, timeout: float) -> dict:
         for event in self._events(timeout):
@@ -153,11 +179,15 @@ def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[Runni
     process = subprocess.Popen(
         _harness_command(uf2 or built_uf2(), *arguments), stdout=subprocess.PIPE, text=True
     )
+    running = None
     try:
-        yield RunningFirmware(process)
+        running = RunningFirmware(process)
+        yield running
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if running is not None:
+            running.join_reader()
         process.stdout.close()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cart_fixtures import FIXTURES, image
 from conftest import write_bus_trace
-from firmware_loop import EMULATED_LINK, built_uf2, cart_table, running_firmware
+from firmware_loop import EMULATED_LINK, RunningFirmware, built_uf2, cart_table, running_firmware
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.capture_codec import encode_chunks, rows_of
@@ -27,7 +27,8 @@ pytestmark = pytest.mark.slow
 # firmware keeps up with it (benchmarks/firmware_capture_profile.py prints by how much).
 SLOWDOWN = 1
 FRAMES = 2
-QUIET = 3.0  # seconds without a chunk: the console's trace has been played
+SETTLE = 0.5  # seconds without a chunk after the console's trace has been played: stop the capture
+QUIET = 3.0  # seconds without a chunk after the stop: the adapter has nothing more to send
 RESET, VSYNC_HOOK = 0x400, 0x406
 # The demo cart and two fixture carts: the one with the most records per access (sound: as many as
 # the demo) and a latch mapper's (bank_rally: its bank writes and P1 switching). The fixture carts
@@ -68,21 +69,36 @@ def expected_records(trace: bytes) -> list[tuple[str, int, int]]:
     return out
 
 
-def capture(url: str, timeout: float = 300.0) -> tuple[list, list, dict]:
-    with Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
+def capture(running: RunningFirmware, timeout: float = 300.0) -> tuple[list, list, dict]:
+    """Capture until the harness has played the console's trace and the chunks have settled, stop,
+    then take the chunks the adapter still sends (CAPTURE_STOP's count says how many)."""
+    with Adapter(SerialTransport(running.url), **EMULATED_LINK) as adapter:
         adapter.capture_start(("FETCH", "MOVX_WRITE"))
         events: list = []
         started = last = time.monotonic()
-        while time.monotonic() - last < QUIET and time.monotonic() - started < timeout:
+        played = False
+        while time.monotonic() - started < timeout:
             arrived = adapter.capture_events(0.2)
             if arrived:
                 last = time.monotonic()
             events += arrived
+            played = played or any(event["event"] == "console-done" for event in running.printed())
+            if played and time.monotonic() - last >= SETTLE:
+                break
         totals = adapter.capture_stop()
-        events += adapter.capture_events(0.3)
+        last = time.monotonic()
+        while chunk_count(events) < totals["chunks"] and time.monotonic() - last < QUIET:
+            arrived = adapter.capture_events(0.2)
+            if arrived:
+                last = time.monotonic()
+            events += arrived
     chunks = [values for name, values in events if name == "CAPTURE_CHUNK"]
     records = [r for chunk in chunks for r in capture_records(chunk)]
     return records, events, totals
+
+
+def chunk_count(events: list) -> int:
+    return sum(name == "CAPTURE_CHUNK" for name, _ in events)
 
 
 def capture_through_link(
@@ -103,7 +119,7 @@ def capture_through_link(
         str(SLOWDOWN),
     )
     with running_firmware(*arguments, "--usb-frame-packets", str(packets), uf2=built_uf2()) as running:
-        records, events, totals = capture(running.url)
+        records, events, totals = capture(running)
         (bulk_in,) = [event for event in running.stop() if event["event"] == "usb-bulk-in"]
     assert bulk_in["framePackets"] == packets
     return trace_path, records, events, totals, bulk_in
