@@ -175,8 +175,6 @@ class Picture:
         self._built = False
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
-        self._pixels: np.ndarray | None = None
-        self._painted = bytearray(VISIBLE_LINES)  # 1 = that line of _pixels is drawn
         self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
 
     # -- layers -----------------------------------------------------------------------------------
@@ -190,13 +188,14 @@ class Picture:
             layout = self.layout
             layout._build()
             self.grid, self.major, self.sprites = layout.grid, layout.major, layout.sprites
-            self.object_reach = layout.object_reach
+            self.base, self.object_reach = layout.base, layout.object_reach
             return
         # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        self.grid = grid_system(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
+        grid_key = bytes([grid_bits]) + bytes(r[0xC0:0xF0])
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
-        self.major = major_system(major_key)
+        self.base = base_layer(grid_key, major_key)
+        self.grid, self.major = self.base.grid, self.base.major
         # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
         # lines are off screen, which starts right of the visible area or has no pixel is left out
         self.sprites: list[tuple[int, bool, int, int, bytes]] = []
@@ -224,23 +223,29 @@ class Picture:
                     found.append((index, zoomed, top, mask))
         return found
 
-    def _paint(self, first: int, last: int) -> None:
-        """Palette indices of lines first..last: background, grid, characters, sprites 3 -> 0."""
+    def draw(self, target: np.ndarray, start: int, end: int, lum: bool) -> None:
+        """Palette indices of raster range start..end-1 (line * 360 + x) into `target` (as long as
+        the range): the grid and major system in this picture's colours, copied from their shared
+        base layer, then sprites 3 -> 0 over them. LUM brightens the background and the grid (object
+        colours are bright already)."""
+        if not self._built:
+            self._build()
+        first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
+        base = self.base.coloured(self.registers[COLOUR], lum, first, last).reshape(-1)
+        target[...] = base[start:end]
+        if not self.sprites:
+            return
         r = self.registers
-        end = last + 1
-        target = self._pixels[first:end]
-        target.fill(background_colour(r[COLOUR]))
-        if self.grid.on:
-            np.copyto(target, grid_colour(r[COLOUR]), where=self.grid.drawn(first, last)[first:end] != 0)
-        if self.objects_on:
-            major = self.major
-            if major.build(first, last) and major.cell_reach.find(1, first, end) >= 0:
-                opaque = major.opaque[first:end, :VISIBLE_WIDTH]
-                np.copyto(target, major.colour[first:end, :VISIBLE_WIDTH], where=opaque)
-            for index, _zoomed, top, mask in self.sprites_in(first, end):
-                low, high = max(first, top), min(end, top + len(mask))
-                colour = 8 + (r[4 * index + 2] >> 3 & 7)
-                np.copyto(target[low - first : high - first], colour, where=mask[low - top : high - top])
+        for index, _zoomed, top, mask in self.sprites_in(first, last + 1):
+            # the sprite's mask is 360 wide: raster positions from its top line on, flat
+            offset = top * VISIBLE_WIDTH
+            low, high = max(start, offset), min(end, offset + mask.size)
+            colour = 8 + (r[4 * index + 2] >> 3 & 7)
+            np.copyto(
+                target[low - start : high - start],
+                colour,
+                where=mask.reshape(-1)[low - offset : high - offset],
+            )
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
@@ -376,17 +381,10 @@ class Picture:
         return value
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        """Palette indices of lines y0..y1, pixels x0..x1 (drawn on first use of each line)."""
-        painted = self._painted
-        low = painted.find(0, y0, y1 + 1)
-        if low >= 0:
-            if self._pixels is None:
-                self._build()
-                self._pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-            high = painted.rfind(0, y0, y1 + 1)
-            self._paint(low, high)
-            painted[low : high + 1] = b"\1" * (high + 1 - low)
-        return self._pixels[y0 : y1 + 1, x0 : x1 + 1]
+        """Palette indices of lines y0..y1, pixels x0..x1."""
+        lines = np.empty((y1 + 1 - y0, VISIBLE_WIDTH), dtype=np.uint8)
+        self.draw(lines.reshape(-1), y0 * VISIBLE_WIDTH, (y1 + 1) * VISIBLE_WIDTH, lum=False)
+        return lines[:, x0 : x1 + 1]
 
 
 @lru_cache(maxsize=1)
@@ -762,6 +760,56 @@ def major_system(key: bytes) -> MajorSystem:
     return MajorSystem(key)
 
 
+COLOURED_BASES = 16  # coloured copies kept per base layer (A3 and LUM combinations)
+
+
+class BaseLayer:
+    """The grid and the major system that many pictures share (all that differ in sprites, colours
+    or the collision enable): their palette indices in each colour (A3 and LUM) are painted once
+    per line into an array of their own, so a span drawn with any picture on this base is one copy
+    and its sprites."""
+
+    def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
+        self.grid, self.major = grid, major
+        # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
+        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
+
+    def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
+        """The (243, 360) palette indices with A3 = `colour` and `lum`, lines first..last painted."""
+        key = (colour, lum)
+        entry = self._coloured.get(key)
+        if entry is None:
+            entry = (np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8), bytearray(VISIBLE_LINES))
+            self._coloured[key] = entry
+            if len(self._coloured) > COLOURED_BASES:
+                self._coloured.popitem(last=False)
+        else:
+            self._coloured.move_to_end(key)
+        pixels, painted = entry
+        low = painted.find(0, first, last + 1)
+        if low >= 0:
+            end = painted.rfind(0, first, last + 1) + 1
+            self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
+            painted[low:end] = b"\1" * (end - low)
+        return pixels
+
+    def _paint(self, target: np.ndarray, low: int, end: int, colour: int, bright: int) -> None:
+        """Lines low..end-1: background, grid, then the major system (its colours are bright)."""
+        target.fill(background_colour(colour) | bright)
+        grid = self.grid
+        if grid.on:
+            np.copyto(target, grid_colour(colour) | bright, where=grid.drawn(low, end - 1)[low:end] != 0)
+        major = self.major
+        if major.build(low, end - 1) and major.cell_reach.find(1, low, end) >= 0:
+            columns = slice(0, VISIBLE_WIDTH)
+            np.copyto(target, major.colour[low:end, columns], where=major.opaque[low:end, columns])
+
+
+@lru_cache(maxsize=16)
+def base_layer(grid_key: bytes, major_key: bytes) -> BaseLayer:
+    return BaseLayer(grid_system(grid_key), major_system(major_key))
+
+
 @dataclass(slots=True)
 class Span:
     """Visible pixels start..end-1 in raster order (line * 360 + x) drawn with one picture and LUM.
@@ -918,15 +966,7 @@ class Renderer:
                 if plain >= 0:
                     target.fill(plain | BRIGHT if span.lum else plain)
                     continue
-                # a span is one raster range: its lines' pixels as one row, then one copy
-                first = span.start // VISIBLE_WIDTH
-                lines = span.picture.pixels_in(first, (span.end - 1) // VISIBLE_WIDTH, 0, VISIBLE_WIDTH - 1)
-                offset = first * VISIBLE_WIDTH
-                pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
-                if span.lum:
-                    np.bitwise_or(pixels, BRIGHT, out=target)
-                else:
-                    target[...] = pixels
+                span.picture.draw(target, span.start, span.end, span.lum)
             self.last_frame = bitmap.copy()
         self._spans.clear()
         self._overlap_cursor = (0, 0)

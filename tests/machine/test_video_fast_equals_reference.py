@@ -143,6 +143,24 @@ def test_fast_renderer_equals_reference_over_many_busy_frames() -> None:
         run_both(region, scene, moves)
 
 
+def test_fast_renderer_equals_reference_when_only_colours_and_lum_change() -> None:
+    """Raster bars over one grid and major system: every picture shares one base layer, whose copy
+    in each colour (A3 and LUM) is painted once and then reused on other lines and frames, so a
+    copy kept under the wrong colour shows."""
+    rng = random.Random(8243)
+    colours = [rng.randrange(256) for _ in range(6)]
+    for region in (NTSC, PAL):
+        scene = [(address, rng.randrange(256)) for address in VIDEO_ADDRESSES]
+        scene += [(0xA2, 0xFF), (0xA0, 0x28)]
+        moves = []
+        for _ in range(300):
+            if rng.randrange(4):
+                moves.append(("write", 0xA3, rng.choice(colours), rng.randrange(1, 400)))
+            else:
+                moves.append(("lum", 0, rng.randrange(2), rng.randrange(1, 400)))
+        run_both(region, scene, moves)
+
+
 @pytest.mark.slow
 def test_fast_renderer_equals_reference_when_shapes_and_control_change_mid_frame() -> None:
     """Writes aimed at what stays writable while the display is on (sprite shapes, A0, A2, A3):
