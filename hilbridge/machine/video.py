@@ -85,24 +85,43 @@ UNUSED_OBJECT_REGISTERS = (
 _DRAWING_CONTROL = CONTROL_GRID | CONTROL_DOTS | CONTROL_DISPLAY | CONTROL_WIDE_BARS
 
 
+SNAPSHOT_SIZE = SNAPSHOT_LOW + 0x30
+
+
+def _drawing_mask(control: int) -> int:
+    """The bits of a snapshot that `drawing_key` keeps with A0's display and grid bits as in
+    `control`, as one integer (the snapshot read big-endian)."""
+    mask = bytearray(b"\xff" * SNAPSHOT_SIZE)
+    if control & CONTROL_DISPLAY:
+        for address in UNUSED_OBJECT_REGISTERS:
+            mask[address] = 0
+    else:
+        mask[0:0xA0] = bytes(0xA0)
+        mask[COLLISION] = 0
+    if control & CONTROL_GRID:
+        mask[CONTROL] = _DRAWING_CONTROL
+    else:
+        mask[CONTROL] = CONTROL_DISPLAY
+        mask[SNAPSHOT_LOW:] = bytes(SNAPSHOT_SIZE - SNAPSHOT_LOW)
+    mask[CONTROL + 1] = 0
+    return int.from_bytes(mask, "big")
+
+
+# by A0 & (display | grid)
+_DRAWING_MASKS = {
+    control: _drawing_mask(control)
+    for control in (0, CONTROL_GRID, CONTROL_DISPLAY, CONTROL_DISPLAY | CONTROL_GRID)
+}
+
+
 def drawing_key(snapshot: bytes) -> bytes:
     """The snapshot with every register that cannot change the pixels or collision bits zeroed, so
     pictures that draw the same are one picture: objects and collision enable with the display off,
-    grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes."""
-    registers = bytearray(snapshot)
-    control = registers[CONTROL] & _DRAWING_CONTROL
-    if control & CONTROL_DISPLAY:
-        for address in UNUSED_OBJECT_REGISTERS:
-            registers[address] = 0
-    else:
-        registers[0:0xA0] = bytes(0xA0)
-        registers[COLLISION] = 0
-    if not control & CONTROL_GRID:
-        control &= CONTROL_DISPLAY
-        registers[SNAPSHOT_LOW:] = bytes(len(registers) - SNAPSHOT_LOW)
-    registers[CONTROL] = control
-    registers[CONTROL + 1] = 0
-    return bytes(registers)
+    grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes.
+    One AND of the snapshot as an integer with the mask for its A0 (a new snapshot comes with
+    every mid-frame write)."""
+    mask = _DRAWING_MASKS[snapshot[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)]
+    return (int.from_bytes(snapshot, "big") & mask).to_bytes(SNAPSHOT_SIZE, "big")
 
 
 _UNUSED_OBJECT_SET = frozenset(UNUSED_OBJECT_REGISTERS)
@@ -161,7 +180,8 @@ class Picture:
         collision layers this one shares (raster bars rewrite A3 mid-frame)."""
         self.snapshot = snapshot
         self.layout = layout
-        self.registers = registers_from_snapshot(snapshot)
+        # registers 00-A3 are at their own addresses in the snapshot (C0-EF follow from A4 on)
+        self.registers = snapshot
         self.hides_high_characters = hides_high_characters
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
@@ -192,7 +212,7 @@ class Picture:
             return
         # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        grid_key = bytes([grid_bits]) + bytes(r[0xC0:0xF0])
+        grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
@@ -218,8 +238,8 @@ class Picture:
         found = []
         for index, zoomed, top, bottom, key in self.sprites:
             if top < end and first < bottom:
-                _top, mask, lines = sprite_layer(key)
-                if lines is not None:
+                mask = sprite_layer(key)
+                if mask is not None:
                     found.append((index, zoomed, top, mask))
         return found
 
@@ -274,12 +294,11 @@ class Picture:
         # source bytes fit in uint8 unless the left neighbour's grid bits are looked up too (<< 4);
         # half the bytes to move and no shift make this the faster pass (MAME 0.251 has no edge rule)
         kind = np.dtype(np.uint16) if EDGE_LEFT_OF_MAJOR else np.dtype(np.uint8)
-        source = self.grid.drawn(low, end - 1)[low:end, columns].astype(kind)
-        # (bool * integer scalar: numpy's uint8 shifts are many times slower than its multiplies)
-        source |= major.opaque[low:end, columns] * kind.type(SOURCE_MAJOR)
+        source = self.base.sources(low, end - 1)[low:end, columns].astype(kind)
         for index, _zoomed, top, sprite in self.sprites_in(low, end):
             a, b = max(low, top), min(end, top + len(sprite))
-            source[a - low : b - low] |= sprite[a - top : b - top, columns] * kind.type(1 << index)
+            rows = source[a - low : b - low]
+            np.bitwise_or(rows, kind.type(1 << index), out=rows, where=sprite[a - top : b - top, columns])
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
         if EDGE_LEFT_OF_MAJOR:
             lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
@@ -458,9 +477,9 @@ def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
-    """(top line, mask of lines top.. (360 wide), lines it touches as a (243,) bool or None when it
-    draws nothing) of one sprite; key: its Y, X, attribute and 8 shape bytes."""
+def sprite_layer(key: bytes) -> np.ndarray | None:
+    """The mask of one sprite's lines from its top on (360 wide), None when it draws nothing;
+    key: its Y, X, attribute and 8 shape bytes."""
     y, x, attribute = key[0], key[1], key[2]
     shape = sprite_shape(attribute & 7, key[3:11])
     height = min(len(shape), max(VISIBLE_LINES - y, 0))
@@ -469,14 +488,10 @@ def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
     if left < VISIBLE_WIDTH:
         width = min(shape.shape[1], VISIBLE_WIDTH - left)
         visible[:, left : left + width] = shape[:height, :width]
+    if not visible.any():
+        return None
     visible.setflags(write=False)
-    used = visible.any(axis=1)
-    if not used.any():
-        return y, visible, None
-    lines = np.zeros(VISIBLE_LINES, dtype=bool)
-    lines[y : y + height] = used
-    lines.setflags(write=False)
-    return y, visible, lines
+    return visible
 
 
 @lru_cache(maxsize=8)
@@ -773,6 +788,28 @@ class BaseLayer:
         self.grid, self.major = grid, major
         # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
         self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
+        # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
+        self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
+        self._sourced = bytearray(VISIBLE_LINES)
+
+    def sources(self, first: int, last: int) -> np.ndarray:
+        """The (243, 360) collision sources of the grid and major system (grid 0x30, major 0x80),
+        lines first..last drawn (others may be unset)."""
+        if self._sources is None:
+            return self.grid.drawn(first, last)
+        sourced = self._sourced
+        low = sourced.find(0, first, last + 1)
+        if low >= 0:
+            end = sourced.rfind(0, first, last + 1) + 1
+            major = self.major
+            major.build(low, end - 1)
+            # (bool * integer scalar: numpy's uint8 shifts are many times slower than its multiplies)
+            np.multiply(
+                major.opaque[low:end, :VISIBLE_WIDTH], np.uint8(SOURCE_MAJOR), out=self._sources[low:end]
+            )
+            self._sources[low:end] |= self.grid.drawn(low, end - 1)[low:end]
+            sourced[low:end] = b"\1" * (end - low)
+        return self._sources
 
     def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
         """The (243, 360) palette indices with A3 = `colour` and `lum`, lines first..last painted."""

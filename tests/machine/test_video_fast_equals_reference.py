@@ -20,7 +20,19 @@ from video_reference import grid_layer as reference_grid_layer
 
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
-from hilbridge.machine.video import VISIBLE_WIDTH, Renderer, grid_layer
+from hilbridge.machine.video import (
+    _DRAWING_CONTROL,
+    CONTROL,
+    CONTROL_DISPLAY,
+    CONTROL_GRID,
+    SNAPSHOT_LOW,
+    SNAPSHOT_SIZE,
+    UNUSED_OBJECT_REGISTERS,
+    VISIBLE_WIDTH,
+    Renderer,
+    drawing_key,
+    grid_layer,
+)
 
 # addresses a scene uses: sprites, characters, quads, sprite shapes, control, enable, colour, grid
 VIDEO_ADDRESSES = [
@@ -189,3 +201,27 @@ def test_grid_layer_equals_the_reference_piece_by_piece_drawing(control: int, re
     reference = reference_grid_layer(key)
     assert not reference[:, VISIBLE_WIDTH:].any()
     assert (grid_layer(key) == reference[:, :VISIBLE_WIDTH]).all()
+
+
+def drawing_key_register_by_register(snapshot: bytes) -> bytes:
+    """`drawing_key` written out: zero what cannot change the pixels or collision bits."""
+    registers = bytearray(snapshot)
+    control = registers[CONTROL] & _DRAWING_CONTROL
+    if control & CONTROL_DISPLAY:
+        for address in UNUSED_OBJECT_REGISTERS:
+            registers[address] = 0
+    else:
+        registers[0:0xA0] = bytes(0xA0)
+        registers[0xA2] = 0
+    if not control & CONTROL_GRID:
+        control &= CONTROL_DISPLAY
+        registers[SNAPSHOT_LOW:] = bytes(len(registers) - SNAPSHOT_LOW)
+    registers[CONTROL] = control
+    registers[CONTROL + 1] = 0
+    return bytes(registers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(snapshot=st.binary(min_size=SNAPSHOT_SIZE, max_size=SNAPSHOT_SIZE))
+def test_drawing_key_zeroes_what_the_registers_say(snapshot: bytes) -> None:
+    assert drawing_key(snapshot) == drawing_key_register_by_register(snapshot)
