@@ -47,6 +47,7 @@ CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x2
 SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
+GRID_SOURCES = SOURCE_VERTICAL_GRID | SOURCE_HORIZONTAL_GRID
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
 # touching it. MAME 0.251: none (measured with fixtures/carts/video_edges.asm: characters, quads and
@@ -196,6 +197,7 @@ class Picture:
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
         self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
+        self._packed_sources: list[tuple[int, int, bytes]] | None = None  # see `_pair_collisions`
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -372,6 +374,8 @@ class Picture:
             self._build()
         if self.object_reach.find(1, first_line, last_line + 1) < 0:
             return 0
+        if not EDGE_SEES_LEFT:
+            return self._pair_collisions(start, end)
         owner = self._collision_lines(first_line, last_line)
         combined = owner.combined_bits.ravel()
         first = start
@@ -385,6 +389,48 @@ class Picture:
         if first < end:
             result |= int(np.bitwise_or.reduce(combined[first:end]))
         return result
+
+    def _pair_collisions(self, start: int, end: int) -> int:
+        """A2 bits of pixels start..end-1 from the pairs of sources that meet there.
+
+        A pixel's drawing-pass bits are the OR over each pair of sources present at it (grid bars,
+        major, sprites; the two grid bars are no pair, grid pixels never test) of: the other's bit
+        if the enable has one's bit. So a span's bits are those of the pairs that meet somewhere
+        in it: each source's pixels in the span as one Python integer, a few ANDs per pair, and no
+        array for a span of a few pixels. (Without edge rules: `EDGE_SEES_LEFT`.)"""
+        owner = self.layout if self.layout is not None else self
+        sources = owner._packed_sources
+        if sources is None:
+            sources = owner._packed_sources = owner._find_packed_sources()
+        first_byte, end_byte = start >> 3, (end + 7) >> 3
+        window = ((1 << (end - start)) - 1) << (start & 7)  # the span's bits from first_byte on
+        present = []
+        for bit, origin, packed in sources:
+            low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
+            if low < high:
+                pixels = int.from_bytes(packed[low - origin : high - origin], "little") << 8 * (
+                    low - first_byte
+                )
+                if pixels & window:
+                    present.append((bit, pixels & window))
+        enable = self.enable
+        found = 0
+        for index, (bit, pixels) in enumerate(present):
+            for other, other_pixels in present[index + 1 :]:
+                gain = (other if enable & bit else 0) | (bit if enable & other else 0)
+                if gain & ~found and bit | other != GRID_SOURCES and pixels & other_pixels:
+                    found |= gain
+        return found
+
+    def _find_packed_sources(self) -> list[tuple[int, int, bytes]]:
+        """(source bit, first raster byte, raster bits from there: bit i of byte k = pixel 8k + i)
+        of the grid bars, the major system and each sprite of this picture that draws something."""
+        found = list(self.base.packed_sources())
+        for index, _zoomed, top, _bottom, key in self.sprites:
+            packed = packed_sprite(key)
+            if packed is not None:
+                found.append((1 << index, top * VISIBLE_WIDTH >> 3, packed))
+        return found
 
     def source_at(self, line: int, x: int) -> int:
         """The collision source map at one pixel (what the edge pass of the next span sees)."""
@@ -492,6 +538,14 @@ def sprite_layer(key: bytes) -> np.ndarray | None:
         return None
     visible.setflags(write=False)
     return visible
+
+
+@lru_cache(maxsize=256)
+def packed_sprite(key: bytes) -> bytes | None:
+    """`sprite_layer` as raster bits from the sprite's top line on (bit i of byte k = pixel 8k + i;
+    a line is 45 bytes)."""
+    mask = sprite_layer(key)
+    return None if mask is None else np.packbits(mask, bitorder="little").tobytes()
 
 
 @lru_cache(maxsize=8)
@@ -791,6 +845,23 @@ class BaseLayer:
         # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
         self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
         self._sourced = bytearray(VISIBLE_LINES)
+        self._packed: list[tuple[int, int, bytes]] | None = None
+
+    def packed_sources(self) -> list[tuple[int, int, bytes]]:
+        """(source bit, 0, raster bits of the whole area) of the vertical bars, the horizontal bars
+        and the major system, each left out where it has no pixel (see `Picture._pair_collisions`)."""
+        if self._packed is None:
+            self._packed = []
+            layers = []
+            if self.grid.on:
+                pixels = self.grid.drawn(0, VISIBLE_LINES - 1)
+                layers = [(bit, pixels & bit) for bit in (SOURCE_VERTICAL_GRID, SOURCE_HORIZONTAL_GRID)]
+            if self.major.build(0, VISIBLE_LINES - 1):
+                layers.append((SOURCE_MAJOR, self.major.opaque[:, :VISIBLE_WIDTH]))
+            for bit, layer in layers:
+                if layer.any():
+                    self._packed.append((bit, 0, np.packbits(layer, bitorder="little").tobytes()))
+        return self._packed
 
     def sources(self, first: int, last: int) -> np.ndarray:
         """The (243, 360) collision sources of the grid and major system (grid 0x30, major 0x80),

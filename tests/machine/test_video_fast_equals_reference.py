@@ -28,7 +28,9 @@ from hilbridge.machine.video import (
     SNAPSHOT_LOW,
     SNAPSHOT_SIZE,
     UNUSED_OBJECT_REGISTERS,
+    VISIBLE_LINES,
     VISIBLE_WIDTH,
+    Picture,
     Renderer,
     drawing_key,
     grid_layer,
@@ -225,3 +227,33 @@ def drawing_key_register_by_register(snapshot: bytes) -> bytes:
 @given(snapshot=st.binary(min_size=SNAPSHOT_SIZE, max_size=SNAPSHOT_SIZE))
 def test_drawing_key_zeroes_what_the_registers_say(snapshot: bytes) -> None:
     assert drawing_key(snapshot) == drawing_key_register_by_register(snapshot)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    scene=scene_writes,
+    enable=st.integers(1, 255),
+    control=st.sampled_from([0x28, 0x20, 0x68, 0xA8]),
+    lengths=st.lists(st.integers(1, 40), min_size=3, max_size=3),
+)
+def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
+    scene: list[tuple[int, int]], enable: int, control: int, lengths: list[int]
+) -> None:
+    """A span's A2 bits from the pairs of sources that meet in it: spans that end just before a
+    colliding pixel, start just after it or hold it alone, so that no neighbour leaks in."""
+    registers = bytearray(256)
+    for address, value in scene:
+        registers[address] = position_value(address, value)
+    registers[0xA2], registers[0xA0] = enable, control
+    snapshot = bytes(registers[:0xA4]) + bytes(registers[0xC0:0xF0])
+    fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
+    area = VISIBLE_LINES * VISIBLE_WIDTH
+    positions = reference.collision_positions().tolist()
+    spans = [(0, area)]
+    for position in positions[:: max(1, len(positions) // 12)]:
+        before, after, around = lengths
+        spans += [(max(0, position - before), position), (position + 1, min(area, position + 1 + after))]
+        spans += [(max(0, position - around), min(area, position + around)), (position, position + 1)]
+    for start, end in spans:
+        if start < end:
+            assert fast.collisions(start, end, -1) == reference.collisions(start, end, -1), (start, end)
