@@ -372,10 +372,15 @@ class Picture:
         first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
         if not self._built:
             self._build()
-        if self.object_reach.find(1, first_line, last_line + 1) < 0:
+        reach = self.object_reach
+        low_line = reach.find(1, first_line, last_line + 1)
+        if low_line < 0:
             return 0
         if not EDGE_SEES_LEFT:
-            return self._pair_collisions(start, end)
+            # every pair that collides holds a character or sprite pixel: only the lines they reach
+            end_line = reach.rfind(1, first_line, last_line + 1) + 1
+            low, high = max(start, low_line * VISIBLE_WIDTH), min(end, end_line * VISIBLE_WIDTH)
+            return self._pair_collisions(low, high)
         owner = self._collision_lines(first_line, last_line)
         combined = owner.combined_bits.ravel()
         first = start
@@ -408,11 +413,10 @@ class Picture:
         for bit, origin, packed in sources:
             low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
             if low < high:
-                pixels = int.from_bytes(packed[low - origin : high - origin], "little") << 8 * (
-                    low - first_byte
-                )
-                if pixels & window:
-                    present.append((bit, pixels & window))
+                shift = 8 * (low - first_byte)  # the source's first byte in the span
+                pixels = int.from_bytes(packed[low - origin : high - origin], "little") & (window >> shift)
+                if pixels:
+                    present.append((bit, pixels << shift))
         enable = self.enable
         found = 0
         for index, (bit, pixels) in enumerate(present):
