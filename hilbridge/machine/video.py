@@ -47,6 +47,7 @@ CONTROL_GRID, CONTROL_DOTS, CONTROL_DISPLAY, CONTROL_WIDE_BARS = 0x08, 0x40, 0x2
 SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
+GRID_SOURCES = SOURCE_VERTICAL_GRID | SOURCE_HORIZONTAL_GRID
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
 # touching it. MAME 0.251: none (measured with fixtures/carts/video_edges.asm: characters, quads and
@@ -85,24 +86,43 @@ UNUSED_OBJECT_REGISTERS = (
 _DRAWING_CONTROL = CONTROL_GRID | CONTROL_DOTS | CONTROL_DISPLAY | CONTROL_WIDE_BARS
 
 
+SNAPSHOT_SIZE = SNAPSHOT_LOW + 0x30
+
+
+def _drawing_mask(control: int) -> int:
+    """The bits of a snapshot that `drawing_key` keeps with A0's display and grid bits as in
+    `control`, as one integer (the snapshot read big-endian)."""
+    mask = bytearray(b"\xff" * SNAPSHOT_SIZE)
+    if control & CONTROL_DISPLAY:
+        for address in UNUSED_OBJECT_REGISTERS:
+            mask[address] = 0
+    else:
+        mask[0:0xA0] = bytes(0xA0)
+        mask[COLLISION] = 0
+    if control & CONTROL_GRID:
+        mask[CONTROL] = _DRAWING_CONTROL
+    else:
+        mask[CONTROL] = CONTROL_DISPLAY
+        mask[SNAPSHOT_LOW:] = bytes(SNAPSHOT_SIZE - SNAPSHOT_LOW)
+    mask[CONTROL + 1] = 0
+    return int.from_bytes(mask, "big")
+
+
+# by A0 & (display | grid)
+_DRAWING_MASKS = {
+    control: _drawing_mask(control)
+    for control in (0, CONTROL_GRID, CONTROL_DISPLAY, CONTROL_DISPLAY | CONTROL_GRID)
+}
+
+
 def drawing_key(snapshot: bytes) -> bytes:
     """The snapshot with every register that cannot change the pixels or collision bits zeroed, so
     pictures that draw the same are one picture: objects and collision enable with the display off,
-    grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes."""
-    registers = bytearray(snapshot)
-    control = registers[CONTROL] & _DRAWING_CONTROL
-    if control & CONTROL_DISPLAY:
-        for address in UNUSED_OBJECT_REGISTERS:
-            registers[address] = 0
-    else:
-        registers[0:0xA0] = bytes(0xA0)
-        registers[COLLISION] = 0
-    if not control & CONTROL_GRID:
-        control &= CONTROL_DISPLAY
-        registers[SNAPSHOT_LOW:] = bytes(len(registers) - SNAPSHOT_LOW)
-    registers[CONTROL] = control
-    registers[CONTROL + 1] = 0
-    return bytes(registers)
+    grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes.
+    One AND of the snapshot as an integer with the mask for its A0 (a new snapshot comes with
+    every mid-frame write)."""
+    mask = _DRAWING_MASKS[snapshot[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)]
+    return (int.from_bytes(snapshot, "big") & mask).to_bytes(SNAPSHOT_SIZE, "big")
 
 
 _UNUSED_OBJECT_SET = frozenset(UNUSED_OBJECT_REGISTERS)
@@ -161,7 +181,8 @@ class Picture:
         collision layers this one shares (raster bars rewrite A3 mid-frame)."""
         self.snapshot = snapshot
         self.layout = layout
-        self.registers = registers_from_snapshot(snapshot)
+        # registers 00-A3 are at their own addresses in the snapshot (C0-EF follow from A4 on)
+        self.registers = snapshot
         self.hides_high_characters = hides_high_characters
         self.enable = self.registers[COLLISION]
         self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
@@ -175,9 +196,8 @@ class Picture:
         self._built = False
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
-        self._pixels: np.ndarray | None = None
-        self._painted = bytearray(VISIBLE_LINES)  # 1 = that line of _pixels is drawn
         self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
+        self._packed_sources: list[tuple[int, int, bytes]] | None = None  # see `_pair_collisions`
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -190,13 +210,14 @@ class Picture:
             layout = self.layout
             layout._build()
             self.grid, self.major, self.sprites = layout.grid, layout.major, layout.sprites
-            self.object_reach = layout.object_reach
+            self.base, self.object_reach = layout.base, layout.object_reach
             return
         # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        self.grid = grid_system(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
+        grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
-        self.major = major_system(major_key)
+        self.base = base_layer(grid_key, major_key)
+        self.grid, self.major = self.base.grid, self.base.major
         # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
         # lines are off screen, which starts right of the visible area or has no pixel is left out
         self.sprites: list[tuple[int, bool, int, int, bytes]] = []
@@ -219,28 +240,34 @@ class Picture:
         found = []
         for index, zoomed, top, bottom, key in self.sprites:
             if top < end and first < bottom:
-                _top, mask, lines = sprite_layer(key)
-                if lines is not None:
+                mask = sprite_layer(key)
+                if mask is not None:
                     found.append((index, zoomed, top, mask))
         return found
 
-    def _paint(self, first: int, last: int) -> None:
-        """Palette indices of lines first..last: background, grid, characters, sprites 3 -> 0."""
+    def draw(self, target: np.ndarray, start: int, end: int, lum: bool) -> None:
+        """Palette indices of raster range start..end-1 (line * 360 + x) into `target` (as long as
+        the range): the grid and major system in this picture's colours, copied from their shared
+        base layer, then sprites 3 -> 0 over them. LUM brightens the background and the grid (object
+        colours are bright already)."""
+        if not self._built:
+            self._build()
+        first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
+        base = self.base.coloured(self.registers[COLOUR], lum, first, last).reshape(-1)
+        target[...] = base[start:end]
+        if not self.sprites:
+            return
         r = self.registers
-        end = last + 1
-        target = self._pixels[first:end]
-        target.fill(background_colour(r[COLOUR]))
-        if self.grid.on:
-            np.copyto(target, grid_colour(r[COLOUR]), where=self.grid.drawn(first, last)[first:end] != 0)
-        if self.objects_on:
-            major = self.major
-            if major.build(first, last) and major.cell_reach.find(1, first, end) >= 0:
-                opaque = major.opaque[first:end, :VISIBLE_WIDTH]
-                np.copyto(target, major.colour[first:end, :VISIBLE_WIDTH], where=opaque)
-            for index, _zoomed, top, mask in self.sprites_in(first, end):
-                low, high = max(first, top), min(end, top + len(mask))
-                colour = 8 + (r[4 * index + 2] >> 3 & 7)
-                np.copyto(target[low - first : high - first], colour, where=mask[low - top : high - top])
+        for index, _zoomed, top, mask in self.sprites_in(first, last + 1):
+            # the sprite's mask is 360 wide: raster positions from its top line on, flat
+            offset = top * VISIBLE_WIDTH
+            low, high = max(start, offset), min(end, offset + mask.size)
+            colour = 8 + (r[4 * index + 2] >> 3 & 7)
+            np.copyto(
+                target[low - start : high - start],
+                colour,
+                where=mask.reshape(-1)[low - offset : high - offset],
+            )
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
@@ -269,12 +296,11 @@ class Picture:
         # source bytes fit in uint8 unless the left neighbour's grid bits are looked up too (<< 4);
         # half the bytes to move and no shift make this the faster pass (MAME 0.251 has no edge rule)
         kind = np.dtype(np.uint16) if EDGE_LEFT_OF_MAJOR else np.dtype(np.uint8)
-        source = self.grid.drawn(low, end - 1)[low:end, columns].astype(kind)
-        # (bool * integer scalar: numpy's uint8 shifts are many times slower than its multiplies)
-        source |= major.opaque[low:end, columns] * kind.type(SOURCE_MAJOR)
+        source = self.base.sources(low, end - 1)[low:end, columns].astype(kind)
         for index, _zoomed, top, sprite in self.sprites_in(low, end):
             a, b = max(low, top), min(end, top + len(sprite))
-            source[a - low : b - low] |= sprite[a - top : b - top, columns] * kind.type(1 << index)
+            rows = source[a - low : b - low]
+            np.bitwise_or(rows, kind.type(1 << index), out=rows, where=sprite[a - top : b - top, columns])
         # lookup: the pixel's source byte | its left neighbour's grid bits << 4
         if EDGE_LEFT_OF_MAJOR:
             lookup = source[:, :-1] & EDGE_LEFT_OF_MAJOR
@@ -346,8 +372,15 @@ class Picture:
         first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
         if not self._built:
             self._build()
-        if self.object_reach.find(1, first_line, last_line + 1) < 0:
+        reach = self.object_reach
+        low_line = reach.find(1, first_line, last_line + 1)
+        if low_line < 0:
             return 0
+        if not EDGE_SEES_LEFT:
+            # every pair that collides holds a character or sprite pixel: only the lines they reach
+            end_line = reach.rfind(1, first_line, last_line + 1) + 1
+            low, high = max(start, low_line * VISIBLE_WIDTH), min(end, end_line * VISIBLE_WIDTH)
+            return self._pair_collisions(low, high)
         owner = self._collision_lines(first_line, last_line)
         combined = owner.combined_bits.ravel()
         first = start
@@ -361,6 +394,47 @@ class Picture:
         if first < end:
             result |= int(np.bitwise_or.reduce(combined[first:end]))
         return result
+
+    def _pair_collisions(self, start: int, end: int) -> int:
+        """A2 bits of pixels start..end-1 from the pairs of sources that meet there.
+
+        A pixel's drawing-pass bits are the OR over each pair of sources present at it (grid bars,
+        major, sprites; the two grid bars are no pair, grid pixels never test) of: the other's bit
+        if the enable has one's bit. So a span's bits are those of the pairs that meet somewhere
+        in it: each source's pixels in the span as one Python integer, a few ANDs per pair, and no
+        array for a span of a few pixels. (Without edge rules: `EDGE_SEES_LEFT`.)"""
+        owner = self.layout if self.layout is not None else self
+        sources = owner._packed_sources
+        if sources is None:
+            sources = owner._packed_sources = owner._find_packed_sources()
+        first_byte, end_byte = start >> 3, (end + 7) >> 3
+        window = ((1 << (end - start)) - 1) << (start & 7)  # the span's bits from first_byte on
+        present = []
+        for bit, origin, packed in sources:
+            low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
+            if low < high:
+                shift = 8 * (low - first_byte)  # the source's first byte in the span
+                pixels = int.from_bytes(packed[low - origin : high - origin], "little") & (window >> shift)
+                if pixels:
+                    present.append((bit, pixels << shift))
+        enable = self.enable
+        found = 0
+        for index, (bit, pixels) in enumerate(present):
+            for other, other_pixels in present[index + 1 :]:
+                gain = (other if enable & bit else 0) | (bit if enable & other else 0)
+                if gain & ~found and bit | other != GRID_SOURCES and pixels & other_pixels:
+                    found |= gain
+        return found
+
+    def _find_packed_sources(self) -> list[tuple[int, int, bytes]]:
+        """(source bit, first raster byte, raster bits from there: bit i of byte k = pixel 8k + i)
+        of the grid bars, the major system and each sprite of this picture that draws something."""
+        found = list(self.base.packed_sources())
+        for index, _zoomed, top, _bottom, key in self.sprites:
+            packed = packed_sprite(key)
+            if packed is not None:
+                found.append((1 << index, top * VISIBLE_WIDTH >> 3, packed))
+        return found
 
     def source_at(self, line: int, x: int) -> int:
         """The collision source map at one pixel (what the edge pass of the next span sees)."""
@@ -376,17 +450,10 @@ class Picture:
         return value
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        """Palette indices of lines y0..y1, pixels x0..x1 (drawn on first use of each line)."""
-        painted = self._painted
-        low = painted.find(0, y0, y1 + 1)
-        if low >= 0:
-            if self._pixels is None:
-                self._build()
-                self._pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-            high = painted.rfind(0, y0, y1 + 1)
-            self._paint(low, high)
-            painted[low : high + 1] = b"\1" * (high + 1 - low)
-        return self._pixels[y0 : y1 + 1, x0 : x1 + 1]
+        """Palette indices of lines y0..y1, pixels x0..x1."""
+        lines = np.empty((y1 + 1 - y0, VISIBLE_WIDTH), dtype=np.uint8)
+        self.draw(lines.reshape(-1), y0 * VISIBLE_WIDTH, (y1 + 1) * VISIBLE_WIDTH, lum=False)
+        return lines[:, x0 : x1 + 1]
 
 
 @lru_cache(maxsize=1)
@@ -460,9 +527,9 @@ def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
-    """(top line, mask of lines top.. (360 wide), lines it touches as a (243,) bool or None when it
-    draws nothing) of one sprite; key: its Y, X, attribute and 8 shape bytes."""
+def sprite_layer(key: bytes) -> np.ndarray | None:
+    """The mask of one sprite's lines from its top on (360 wide), None when it draws nothing;
+    key: its Y, X, attribute and 8 shape bytes."""
     y, x, attribute = key[0], key[1], key[2]
     shape = sprite_shape(attribute & 7, key[3:11])
     height = min(len(shape), max(VISIBLE_LINES - y, 0))
@@ -471,14 +538,18 @@ def sprite_layer(key: bytes) -> tuple[int, np.ndarray, np.ndarray | None]:
     if left < VISIBLE_WIDTH:
         width = min(shape.shape[1], VISIBLE_WIDTH - left)
         visible[:, left : left + width] = shape[:height, :width]
+    if not visible.any():
+        return None
     visible.setflags(write=False)
-    used = visible.any(axis=1)
-    if not used.any():
-        return y, visible, None
-    lines = np.zeros(VISIBLE_LINES, dtype=bool)
-    lines[y : y + height] = used
-    lines.setflags(write=False)
-    return y, visible, lines
+    return visible
+
+
+@lru_cache(maxsize=256)
+def packed_sprite(key: bytes) -> bytes | None:
+    """`sprite_layer` as raster bits from the sprite's top line on (bit i of byte k = pixel 8k + i;
+    a line is 45 bytes)."""
+    mask = sprite_layer(key)
+    return None if mask is None else np.packbits(mask, bitorder="little").tobytes()
 
 
 @lru_cache(maxsize=8)
@@ -762,6 +833,95 @@ def major_system(key: bytes) -> MajorSystem:
     return MajorSystem(key)
 
 
+COLOURED_BASES = 16  # coloured copies kept per base layer (A3 and LUM combinations)
+
+
+class BaseLayer:
+    """The grid and the major system that many pictures share (all that differ in sprites, colours
+    or the collision enable): their palette indices in each colour (A3 and LUM) are painted once
+    per line into an array of their own, so a span drawn with any picture on this base is one copy
+    and its sprites."""
+
+    def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
+        self.grid, self.major = grid, major
+        # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
+        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
+        # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
+        self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
+        self._sourced = bytearray(VISIBLE_LINES)
+        self._packed: list[tuple[int, int, bytes]] | None = None
+
+    def packed_sources(self) -> list[tuple[int, int, bytes]]:
+        """(source bit, 0, raster bits of the whole area) of the vertical bars, the horizontal bars
+        and the major system, each left out where it has no pixel (see `Picture._pair_collisions`)."""
+        if self._packed is None:
+            self._packed = []
+            layers = []
+            if self.grid.on:
+                pixels = self.grid.drawn(0, VISIBLE_LINES - 1)
+                layers = [(bit, pixels & bit) for bit in (SOURCE_VERTICAL_GRID, SOURCE_HORIZONTAL_GRID)]
+            if self.major.build(0, VISIBLE_LINES - 1):
+                layers.append((SOURCE_MAJOR, self.major.opaque[:, :VISIBLE_WIDTH]))
+            for bit, layer in layers:
+                if layer.any():
+                    self._packed.append((bit, 0, np.packbits(layer, bitorder="little").tobytes()))
+        return self._packed
+
+    def sources(self, first: int, last: int) -> np.ndarray:
+        """The (243, 360) collision sources of the grid and major system (grid 0x30, major 0x80),
+        lines first..last drawn (others may be unset)."""
+        if self._sources is None:
+            return self.grid.drawn(first, last)
+        sourced = self._sourced
+        low = sourced.find(0, first, last + 1)
+        if low >= 0:
+            end = sourced.rfind(0, first, last + 1) + 1
+            major = self.major
+            major.build(low, end - 1)
+            # (bool * integer scalar: numpy's uint8 shifts are many times slower than its multiplies)
+            np.multiply(
+                major.opaque[low:end, :VISIBLE_WIDTH], np.uint8(SOURCE_MAJOR), out=self._sources[low:end]
+            )
+            self._sources[low:end] |= self.grid.drawn(low, end - 1)[low:end]
+            sourced[low:end] = b"\1" * (end - low)
+        return self._sources
+
+    def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
+        """The (243, 360) palette indices with A3 = `colour` and `lum`, lines first..last painted."""
+        key = (colour, lum)
+        entry = self._coloured.get(key)
+        if entry is None:
+            entry = (np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8), bytearray(VISIBLE_LINES))
+            self._coloured[key] = entry
+            if len(self._coloured) > COLOURED_BASES:
+                self._coloured.popitem(last=False)
+        else:
+            self._coloured.move_to_end(key)
+        pixels, painted = entry
+        low = painted.find(0, first, last + 1)
+        if low >= 0:
+            end = painted.rfind(0, first, last + 1) + 1
+            self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
+            painted[low:end] = b"\1" * (end - low)
+        return pixels
+
+    def _paint(self, target: np.ndarray, low: int, end: int, colour: int, bright: int) -> None:
+        """Lines low..end-1: background, grid, then the major system (its colours are bright)."""
+        target.fill(background_colour(colour) | bright)
+        grid = self.grid
+        if grid.on:
+            np.copyto(target, grid_colour(colour) | bright, where=grid.drawn(low, end - 1)[low:end] != 0)
+        major = self.major
+        if major.build(low, end - 1) and major.cell_reach.find(1, low, end) >= 0:
+            columns = slice(0, VISIBLE_WIDTH)
+            np.copyto(target, major.colour[low:end, columns], where=major.opaque[low:end, columns])
+
+
+@lru_cache(maxsize=16)
+def base_layer(grid_key: bytes, major_key: bytes) -> BaseLayer:
+    return BaseLayer(grid_system(grid_key), major_system(major_key))
+
+
 @dataclass(slots=True)
 class Span:
     """Visible pixels start..end-1 in raster order (line * 360 + x) drawn with one picture and LUM.
@@ -918,15 +1078,7 @@ class Renderer:
                 if plain >= 0:
                     target.fill(plain | BRIGHT if span.lum else plain)
                     continue
-                # a span is one raster range: its lines' pixels as one row, then one copy
-                first = span.start // VISIBLE_WIDTH
-                lines = span.picture.pixels_in(first, (span.end - 1) // VISIBLE_WIDTH, 0, VISIBLE_WIDTH - 1)
-                offset = first * VISIBLE_WIDTH
-                pixels = lines.reshape(-1)[span.start - offset : span.end - offset]
-                if span.lum:
-                    np.bitwise_or(pixels, BRIGHT, out=target)
-                else:
-                    target[...] = pixels
+                span.picture.draw(target, span.start, span.end, span.lum)
             self.last_frame = bitmap.copy()
         self._spans.clear()
         self._overlap_cursor = (0, 0)

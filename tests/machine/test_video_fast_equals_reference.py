@@ -20,7 +20,21 @@ from video_reference import grid_layer as reference_grid_layer
 
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
-from hilbridge.machine.video import VISIBLE_WIDTH, Renderer, grid_layer
+from hilbridge.machine.video import (
+    _DRAWING_CONTROL,
+    CONTROL,
+    CONTROL_DISPLAY,
+    CONTROL_GRID,
+    SNAPSHOT_LOW,
+    SNAPSHOT_SIZE,
+    UNUSED_OBJECT_REGISTERS,
+    VISIBLE_LINES,
+    VISIBLE_WIDTH,
+    Picture,
+    Renderer,
+    drawing_key,
+    grid_layer,
+)
 
 # addresses a scene uses: sprites, characters, quads, sprite shapes, control, enable, colour, grid
 VIDEO_ADDRESSES = [
@@ -143,6 +157,24 @@ def test_fast_renderer_equals_reference_over_many_busy_frames() -> None:
         run_both(region, scene, moves)
 
 
+def test_fast_renderer_equals_reference_when_only_colours_and_lum_change() -> None:
+    """Raster bars over one grid and major system: every picture shares one base layer, whose copy
+    in each colour (A3 and LUM) is painted once and then reused on other lines and frames, so a
+    copy kept under the wrong colour shows."""
+    rng = random.Random(8243)
+    colours = [rng.randrange(256) for _ in range(6)]
+    for region in (NTSC, PAL):
+        scene = [(address, rng.randrange(256)) for address in VIDEO_ADDRESSES]
+        scene += [(0xA2, 0xFF), (0xA0, 0x28)]
+        moves = []
+        for _ in range(300):
+            if rng.randrange(4):
+                moves.append(("write", 0xA3, rng.choice(colours), rng.randrange(1, 400)))
+            else:
+                moves.append(("lum", 0, rng.randrange(2), rng.randrange(1, 400)))
+        run_both(region, scene, moves)
+
+
 @pytest.mark.slow
 def test_fast_renderer_equals_reference_when_shapes_and_control_change_mid_frame() -> None:
     """Writes aimed at what stays writable while the display is on (sprite shapes, A0, A2, A3):
@@ -171,3 +203,57 @@ def test_grid_layer_equals_the_reference_piece_by_piece_drawing(control: int, re
     reference = reference_grid_layer(key)
     assert not reference[:, VISIBLE_WIDTH:].any()
     assert (grid_layer(key) == reference[:, :VISIBLE_WIDTH]).all()
+
+
+def drawing_key_register_by_register(snapshot: bytes) -> bytes:
+    """`drawing_key` written out: zero what cannot change the pixels or collision bits."""
+    registers = bytearray(snapshot)
+    control = registers[CONTROL] & _DRAWING_CONTROL
+    if control & CONTROL_DISPLAY:
+        for address in UNUSED_OBJECT_REGISTERS:
+            registers[address] = 0
+    else:
+        registers[0:0xA0] = bytes(0xA0)
+        registers[0xA2] = 0
+    if not control & CONTROL_GRID:
+        control &= CONTROL_DISPLAY
+        registers[SNAPSHOT_LOW:] = bytes(len(registers) - SNAPSHOT_LOW)
+    registers[CONTROL] = control
+    registers[CONTROL + 1] = 0
+    return bytes(registers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(snapshot=st.binary(min_size=SNAPSHOT_SIZE, max_size=SNAPSHOT_SIZE))
+def test_drawing_key_zeroes_what_the_registers_say(snapshot: bytes) -> None:
+    assert drawing_key(snapshot) == drawing_key_register_by_register(snapshot)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    scene=scene_writes,
+    enable=st.integers(1, 255),
+    control=st.sampled_from([0x28, 0x20, 0x68, 0xA8]),
+    lengths=st.lists(st.integers(1, 40), min_size=3, max_size=3),
+)
+def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
+    scene: list[tuple[int, int]], enable: int, control: int, lengths: list[int]
+) -> None:
+    """A span's A2 bits from the pairs of sources that meet in it: spans that end just before a
+    colliding pixel, start just after it or hold it alone, so that no neighbour leaks in."""
+    registers = bytearray(256)
+    for address, value in scene:
+        registers[address] = position_value(address, value)
+    registers[0xA2], registers[0xA0] = enable, control
+    snapshot = bytes(registers[:0xA4]) + bytes(registers[0xC0:0xF0])
+    fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
+    area = VISIBLE_LINES * VISIBLE_WIDTH
+    positions = reference.collision_positions().tolist()
+    spans = [(0, area)]
+    for position in positions[:: max(1, len(positions) // 12)]:
+        before, after, around = lengths
+        spans += [(max(0, position - before), position), (position + 1, min(area, position + 1 + after))]
+        spans += [(max(0, position - around), min(area, position + around)), (position, position + 1)]
+    for start, end in spans:
+        if start < end:
+            assert fast.collisions(start, end, -1) == reference.collisions(start, end, -1), (start, end)

@@ -17,6 +17,7 @@ from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.video import (
     _EMPTY,
     _PAD_WIDTH,
+    BRIGHT,
     COLLISION,
     COLOUR,
     CONTROL,
@@ -263,6 +264,10 @@ class ReferencePicture:
 
     def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
         return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
+
+    def draw(self, target: np.ndarray, start: int, end: int, lum: bool) -> None:
+        """Raster range start..end-1 of the whole painted picture, LUM ORed into every pixel."""
+        target[...] = self.pixels.reshape(-1)[start:end] | (BRIGHT if lum else 0)
 
 
 @lru_cache(maxsize=32)
