@@ -236,6 +236,43 @@ class BlockSource:
     pcs: tuple[int, ...]  # the instructions' addresses, in the order the block runs them
 
 
+COUNTDOWN = "DJNZ Rn,addr8"
+"""The form of a delay loop that branches to itself (`DJNZ Rn,$`): its block runs in closed form."""
+
+
+def countdown_register(prog: bytes | bytearray, start: int) -> int | None:
+    """The register number of a `DJNZ Rn,$` at `start` (a one-instruction delay loop), else None."""
+    opcode = prog[start]
+    form, values = form_of(INSTRUCTIONS[opcode])
+    operand = NEXT_PC[start]
+    if form != COUNTDOWN or (operand & 0xF00) | prog[operand] != start:
+        return None
+    return values["n"]
+
+
+def countdown_source(prog: bytes | bytearray, start: int, register: int) -> BlockSource:
+    """The block of the `DJNZ Rn,$` at `start`, all its passes at once: as many as the register
+    counts, at most as many as the fast loop would start below the stop (the first always runs;
+    pass k from the block's start `c0` needs c0 + k * w < stop - w, w the cycles of one pass, as
+    `PASS_TEST`), one pass when `passes` is false. The register keeps the passes left."""
+    pass_cycles = CYCLES[prog[start]]
+    operand = NEXT_PC[start]
+    after = NEXT_PC[operand]
+    source = (
+        f"def block(c0, passes=True, {BOUND}):\n"
+        f"    r = C.rb | {register}\n"
+        "    left = M[r] or 256\n"
+        f"    room = (C.stop - 1 - c0) // {pass_cycles} if passes else 1\n"
+        "    if left <= room:\n"
+        "        M[r] = 0\n"
+        f"        return {after} | (left * {pass_cycles} << {CYCLE_SHIFT})\n"
+        "    M[r] = left - room\n"
+        f"    return {start} | (room * {pass_cycles} << {CYCLE_SHIFT})\n"
+    )
+    fetches = ((0, start, prog[start]), (0, operand, prog[operand]))
+    return BlockSource(source, pass_cycles, fetches, (start,))
+
+
 def block_source(
     prog: bytes | bytearray,
     start: int,
@@ -253,6 +290,9 @@ def block_source(
     loops = False  # exits to `start` begin the next pass here
     moves_stop = False  # an instruction of the block may move the stop
 
+    register = countdown_register(prog, start)
+    if register is not None:
+        return countdown_source(prog, start, register)
     held = _Locals()
     banked = False  # an instruction uses the register bank
     pcs: list[int] = []

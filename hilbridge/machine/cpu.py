@@ -25,7 +25,14 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from hilbridge.machine import idle
-from hilbridge.machine.blocks import BLOCK_HOT, COVERED_DELAY, Block, FetchTable, block_source
+from hilbridge.machine.blocks import (
+    BLOCK_HOT,
+    COVERED_DELAY,
+    Block,
+    FetchTable,
+    block_source,
+    countdown_register,
+)
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
 from hilbridge.mcs48 import INSTRUCTIONS
@@ -639,16 +646,22 @@ class Cpu:
 
     def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False; or `HEAD` when
-        `pc` may anchor an idle loop (the fast loop then hands it to step())."""
+        `pc` may anchor an idle loop (the fast loop then hands it to step()). A `DJNZ Rn,$` is
+        neither: its block runs all its passes up to the stop at once, as skipping would, without
+        the analysis, and it holds no copy of another block's code."""
+        countdown = countdown_register(self.prog, pc) is not None
         if (
             self.skip_idle
+            and not countdown
             and self.anchor_failures.get(pc, 0) < GIVE_UP
             and idle.may_return(self.prog, pc, pc, allow_movx=False)
         ):
             self.blocks[pc] = HEAD
             return False
         rounds = self.covered[pc]
-        if rounds:  # inside a compiled block: entered one by one after a start, an interrupt, a stop
+        if (
+            rounds and not countdown
+        ):  # inside a compiled block: entered one by one after a start, an interrupt, a stop
             self.covered[pc] = rounds - 1
             self.visits[pc] = 0
             return False
