@@ -121,6 +121,7 @@ if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for o
 JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
 CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
 RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
+NOP = next(opcode for opcode in range(256) if form_of(INSTRUCTIONS[opcode])[0] == "NOP")
 ROUTINE_MOST = 12
 """Instructions (its RET included) of the longest routine a block runs through from a CALL."""
 
@@ -237,30 +238,50 @@ class BlockSource:
 
 
 COUNTDOWN = "DJNZ Rn,addr8"
-"""The form of a delay loop that branches to itself (`DJNZ Rn,$`): its block runs in closed form."""
+"""The form that closes a delay loop: `DJNZ Rn` back to the loop's start, maybe after NOPs."""
+COUNTDOWN_MOST_NOPS = 8
+"""NOPs a delay loop may hold before its DJNZ (a longer one is an ordinary looping block)."""
 
 
-def countdown_register(prog: bytes | bytearray, start: int) -> int | None:
-    """The register number of a `DJNZ Rn,$` at `start` (a one-instruction delay loop), else None."""
-    opcode = prog[start]
-    form, values = form_of(INSTRUCTIONS[opcode])
-    operand = NEXT_PC[start]
+@dataclass(frozen=True, slots=True)
+class Countdown:
+    """A delay loop: NOPs, then a DJNZ that counts `register` down and goes back to the first."""
+
+    register: int
+    pcs: tuple[int, ...]  # the NOPs' addresses, then the DJNZ's
+
+
+def countdown_at(prog: bytes | bytearray, start: int) -> Countdown | None:
+    """The delay loop starting at `start` (`DJNZ Rn,$`, or NOPs then `DJNZ Rn` to `start`), else None."""
+    pc, pcs = start, []
+    while prog[pc] == NOP and len(pcs) < COUNTDOWN_MOST_NOPS:
+        pcs.append(pc)
+        pc = NEXT_PC[pc]
+    form, values = form_of(INSTRUCTIONS[prog[pc]])
+    operand = NEXT_PC[pc]
     if form != COUNTDOWN or (operand & 0xF00) | prog[operand] != start:
         return None
-    return values["n"]
+    return Countdown(values["n"], (*pcs, pc))
 
 
-def countdown_source(prog: bytes | bytearray, start: int, register: int) -> BlockSource:
-    """The block of the `DJNZ Rn,$` at `start`, all its passes at once: as many as the register
+def countdown_source(prog: bytes | bytearray, start: int, loop: Countdown) -> BlockSource:
+    """The block of the delay loop at `start`, all its passes at once: as many as the register
     counts, at most as many as the fast loop would start below the stop (the first always runs;
     pass k from the block's start `c0` needs c0 + k * w < stop - w, w the cycles of one pass, as
-    `PASS_TEST`), one pass when `passes` is false. The register keeps the passes left."""
-    pass_cycles = CYCLES[prog[start]]
-    operand = NEXT_PC[start]
+    `PASS_TEST`), one pass when `passes` is false. The register keeps the passes left. Nothing in
+    a pass reads or moves the stop, so a pass is whole or not run."""
+    fetches: list[Fetch] = []
+    pass_cycles = 0
+    for pc in loop.pcs:
+        fetches.append((pass_cycles, pc, prog[pc]))
+        pass_cycles += CYCLES[prog[pc]]
+    djnz = loop.pcs[-1]
+    operand = NEXT_PC[djnz]
+    fetches.append((fetches[-1][0], operand, prog[operand]))
     after = NEXT_PC[operand]
     source = (
         f"def block(c0, passes=True, {BOUND}):\n"
-        f"    r = C.rb | {register}\n"
+        f"    r = C.rb | {loop.register}\n"
         "    left = M[r] or 256\n"
         f"    room = (C.stop - 1 - c0) // {pass_cycles} if passes else 1\n"
         "    if left <= room:\n"
@@ -269,8 +290,7 @@ def countdown_source(prog: bytes | bytearray, start: int, register: int) -> Bloc
         "    M[r] = left - room\n"
         f"    return {start} | (room * {pass_cycles} << {CYCLE_SHIFT})\n"
     )
-    fetches = ((0, start, prog[start]), (0, operand, prog[operand]))
-    return BlockSource(source, pass_cycles, fetches, (start,))
+    return BlockSource(source, pass_cycles, tuple(fetches), loop.pcs)
 
 
 def block_source(
@@ -290,9 +310,9 @@ def block_source(
     loops = False  # exits to `start` begin the next pass here
     moves_stop = False  # an instruction of the block may move the stop
 
-    register = countdown_register(prog, start)
-    if register is not None:
-        return countdown_source(prog, start, register)
+    countdown = countdown_at(prog, start)
+    if countdown is not None:
+        return countdown_source(prog, start, countdown)
     held = _Locals()
     banked = False  # an instruction uses the register bank
     pcs: list[int] = []

@@ -31,7 +31,7 @@ from hilbridge.machine.blocks import (
     Block,
     FetchTable,
     block_source,
-    countdown_register,
+    countdown_at,
 )
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
@@ -646,10 +646,11 @@ class Cpu:
 
     def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False; or `HEAD` when
-        `pc` may anchor an idle loop (the fast loop then hands it to step()). A `DJNZ Rn,$` is
-        neither: its block runs all its passes up to the stop at once, as skipping would, without
-        the analysis, and it holds no copy of another block's code."""
-        countdown = countdown_register(self.prog, pc) is not None
+        `pc` may anchor an idle loop (the fast loop then hands it to step()). A delay loop
+        (`blocks.countdown_at`: `DJNZ Rn,$`, maybe after NOPs) is neither: its block runs all its
+        passes up to the stop at once, as skipping would, without the analysis, and it holds no
+        copy of another block's code."""
+        countdown = countdown_at(self.prog, pc) is not None
         if (
             self.skip_idle
             and not countdown

@@ -1,6 +1,7 @@
-"""A `DJNZ Rn,$` delay loop runs as one closed-form block (`blocks.countdown_source`): all the passes
-the fast loop would start below its stop at once. It must end where stepping ends: at the register's
-zero, the run's end, a timer overflow (flag or interrupt), a /INT rise, the counter's overflow."""
+"""A delay loop (`DJNZ Rn,$`, or NOPs and a DJNZ back to the first) runs as one closed-form block
+(`blocks.countdown_source`): all the passes the fast loop would start below its stop at once. It must
+end where stepping ends: at the register's zero, the run's end, a timer overflow (flag or
+interrupt), a /INT rise, the counter's overflow."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc, assemble_cart
 
 from hilbridge.machine.bios import UnknownBiosWarning
-from hilbridge.machine.blocks import countdown_register
+from hilbridge.machine.blocks import countdown_at
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 
@@ -35,7 +36,7 @@ start:  mov a,#0B4h
         {setup}
         {bank}
 loop:   mov r3,#{count}
-pause:  djnz r3,pause
+pause:  {nops}djnz r3,pause
         inc r4
         jmp loop
 """
@@ -74,25 +75,34 @@ def run(image: bytes, targets: list[int], stepped: bool, irq_at: tuple[int, ...]
     count=st.integers(0, 255),
     setup=st.sampled_from(SETUPS),
     bank=st.sampled_from(["", "sel rb1"]),
+    nops=st.integers(0, 3),
     timer=st.integers(0, 255),
     reload=st.integers(0xF0, 0xFF),
     hot=st.sampled_from([1, 64]),
     targets=st.lists(st.integers(1, 8000), max_size=4).map(sorted),
     irq_at=st.lists(st.integers(0, 8000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
 )
-def test_a_countdown_block_ends_where_stepping_does(count, setup, bank, timer, reload, hot, targets, irq_at):
-    image = assemble_cart(COUNTDOWN.format(count=count, setup=setup, bank=bank, timer=timer, reload=reload))
+def test_a_countdown_block_ends_where_stepping_does(
+    count, setup, bank, nops, timer, reload, hot, targets, irq_at
+):
+    image = assemble_cart(
+        COUNTDOWN.format(
+            count=count, setup=setup, bank=bank, nops="nop\n        " * nops, timer=timer, reload=reload
+        )
+    )
     fast = run(image, [*targets, 8000], False, irq_at, hot)
     assert fast == run(image, [*targets, 8000], True, irq_at, hot)
 
 
 def test_the_countdown_runs_as_a_block_not_by_idle_skipping():
     """The loop's PC holds its block (not the spin anchor mark) and runs its passes in few calls."""
-    image = assemble_cart(COUNTDOWN.format(count=0, setup="", bank="", timer=0, reload=0xFF))
+    image = assemble_cart(
+        COUNTDOWN.format(count=0, setup="", bank="", nops="nop\n        ", timer=0, reload=0xFF)
+    )
     console = Console(load_cartridge(image, "o2_rom"), vdc=ScriptedVdc())
     cpu = console.cpu
-    pause = next(pc for pc in range(0x400, 0x440) if countdown_register(cpu.prog, pc) is not None)
+    pause = next(pc for pc in range(0x400, 0x440) if countdown_at(cpu.prog, pc) is not None)
     cpu.run_until(20000)
     block = cpu.blocks[pause]
-    assert block and block[1] == 2
+    assert block and block[1] == 3
     assert cpu.anchor_failures.get(pause) is None  # never tried as an idle loop
