@@ -58,6 +58,8 @@ OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
 _BANK = re.compile(r"\bC\.rb\b(?! = rb)")
+_REGISTER_0 = re.compile(r"\brb \| 0(?=[)\]])")
+"""R0's (and @R0's) index: the bank itself, without the OR."""
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 _ARG = re.compile(r"\barg\b")
 _OPERAND = re.compile(r"\bP\[pc\]")
@@ -196,6 +198,7 @@ def _line(line: str) -> _Line:
         raise RuntimeError(f"a form's statement has a brace, which its template cannot keep: {line}")
     text = _PC.sub("{pc}", _CYC.sub("{cyc}", _OPERAND.sub("{arg}", _ARG.sub("{arg}", line))))
     text = _BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", text))  # the bank's local
+    text = _REGISTER_0.sub("rb", text)
     held = text
     assigned = _ASSIGNED.match(line)
     assigns = []
@@ -224,6 +227,35 @@ def _form(opcode: int) -> _Form:
 
 
 FORMS: tuple[_Form, ...] = tuple(_form(opcode) for opcode in range(256))
+
+
+_FLAGS_WRITE = re.compile(r"^(\s*)cpsw = \(cpsw & 0x3F\) \| ")
+"""An ADD's or ADDC's statement that sets C and AC in the PSW local (bits 0-5 kept)."""
+_FLOW = re.compile(r"(if|elif|else|while|for|return|continue|break)\b")
+
+
+def _drop_overwritten_flags(lines: list[str]) -> list[str]:
+    """The block's statements without the C/AC writes that a later one overwrites unread: a chain
+    of ADDs computes its flags once. Only within a straight run at one indentation in which no
+    statement mentions the PSW local (it is written back before every exit and call out, so a
+    dirty one is always mentioned there) or branches."""
+    kept = []
+    for index, line in enumerate(lines):
+        found = _FLAGS_WRITE.match(line)
+        if not (found and _flags_overwritten(lines, index + 1, found[1])):
+            kept.append(line)
+    return kept
+
+
+def _flags_overwritten(lines: list[str], start: int, indent: str) -> bool:
+    for line in lines[start:]:
+        later = _FLAGS_WRITE.match(line)
+        if later and later[1] == indent and "cpsw" not in line[later.end() :]:
+            return True
+        body = line[len(indent) :]
+        if "cpsw" in line or not line.startswith(indent) or body.startswith(" ") or _FLOW.match(body):
+            return False
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +447,7 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
+    lines = _drop_overwritten_flags(lines)
     head = [f"def block(c0, passes=True, {BOUND}):"]
     if banked:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")
