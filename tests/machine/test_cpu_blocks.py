@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc, assemble_cart
 
+from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -408,3 +409,23 @@ def test_flags_of_a_chain_of_adds_equal_stepping(body, seed, r2, r3):
     image = assemble_cart(source)
     fast = run_in_steps(image, [3000], WriteScheduledIrqVdc(t1_period=0))
     assert fast == run(image, 3000, False, WriteScheduledIrqVdc(t1_period=0))
+
+
+@pytest.mark.parametrize("name", ["bank_rally", "timer_counter"])
+def test_the_static_spin_search_runs_once_per_start_and_program_view(name, monkeypatch):
+    """Whether a hot PC may anchor a spin loop depends only on the program view's bytes: asked
+    again at each round of a covered PC (timer_counter asked ~600 times in 600 frames), it cost
+    more than the fast loop it guards."""
+    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
+    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    asked: list[tuple[int, int]] = []
+    original = idle.may_return
+
+    def counted(prog, start, goal, allow_movx):
+        if not allow_movx:
+            asked.append((id(console.cpu.blocks), start))
+        return original(prog, start, goal, allow_movx)
+
+    monkeypatch.setattr(idle, "may_return", counted)
+    console.run_frames(300)
+    assert asked and len(asked) == len(set(asked))
