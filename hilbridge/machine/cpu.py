@@ -662,9 +662,8 @@ class Cpu:
                 self.blocks[pc] = HEAD
                 return False
         rounds = self.covered[pc]
-        if (
-            rounds and not countdown
-        ):  # inside a compiled block: entered one by one after a start, an interrupt, a stop
+        # inside a compiled block: entered one by one after a start, an interrupt, a stop
+        if rounds and not countdown:
             self.covered[pc] = rounds - 1
             self.visits[pc] = 0
             return False
