@@ -58,6 +58,8 @@ OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
 _BANK = re.compile(r"\bC\.rb\b(?! = rb)")
+_REGISTER_0 = re.compile(r"\brb \| 0(?=[)\]])")
+"""R0's (and @R0's) index: the bank itself, without the OR."""
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 _ARG = re.compile(r"\barg\b")
 _OPERAND = re.compile(r"\bP\[pc\]")
@@ -121,6 +123,7 @@ if any(CONDITIONAL[opcode] and TAKEN not in form_body(opcode).splitlines() for o
 JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK for opcode in range(256))
 CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
 RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
+NOP = next(opcode for opcode in range(256) if form_of(INSTRUCTIONS[opcode])[0] == "NOP")
 ROUTINE_MOST = 12
 """Instructions (its RET included) of the longest routine a block runs through from a CALL."""
 
@@ -195,6 +198,7 @@ def _line(line: str) -> _Line:
         raise RuntimeError(f"a form's statement has a brace, which its template cannot keep: {line}")
     text = _PC.sub("{pc}", _CYC.sub("{cyc}", _OPERAND.sub("{arg}", _ARG.sub("{arg}", line))))
     text = _BANK.sub("rb", _BANK_SET.sub(r"\1C.rb = rb = ", text))  # the bank's local
+    text = _REGISTER_0.sub("rb", text)
     held = text
     assigned = _ASSIGNED.match(line)
     assigns = []
@@ -225,6 +229,35 @@ def _form(opcode: int) -> _Form:
 FORMS: tuple[_Form, ...] = tuple(_form(opcode) for opcode in range(256))
 
 
+_FLAGS_WRITE = re.compile(r"^(\s*)cpsw = \(cpsw & 0x3F\) \| ")
+"""An ADD's or ADDC's statement that sets C and AC in the PSW local (bits 0-5 kept)."""
+_FLOW = re.compile(r"(if|elif|else|while|for|return|continue|break)\b")
+
+
+def _drop_overwritten_flags(lines: list[str]) -> list[str]:
+    """The block's statements without the C/AC writes that a later one overwrites unread: a chain
+    of ADDs computes its flags once. Only within a straight run at one indentation in which no
+    statement mentions the PSW local (it is written back before every exit and call out, so a
+    dirty one is always mentioned there) or branches."""
+    kept = []
+    for index, line in enumerate(lines):
+        found = _FLAGS_WRITE.match(line)
+        if not (found and _flags_overwritten(lines, index + 1, found[1])):
+            kept.append(line)
+    return kept
+
+
+def _flags_overwritten(lines: list[str], start: int, indent: str) -> bool:
+    for line in lines[start:]:
+        later = _FLAGS_WRITE.match(line)
+        if later and later[1] == indent and "cpsw" not in line[later.end() :]:
+            return True
+        body = line[len(indent) :]
+        if "cpsw" in line or not line.startswith(indent) or body.startswith(" ") or _FLOW.match(body):
+            return False
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class BlockSource:
     """A block's `def block(c0, passes=True)` source, its most cycles in one pass and its fetches
@@ -236,6 +269,62 @@ class BlockSource:
     pcs: tuple[int, ...]  # the instructions' addresses, in the order the block runs them
 
 
+COUNTDOWN = "DJNZ Rn,addr8"
+"""The form that closes a delay loop: `DJNZ Rn` back to the loop's start, maybe after NOPs."""
+COUNTDOWN_MOST_NOPS = 8
+"""NOPs a delay loop may hold before its DJNZ (a longer one is an ordinary looping block)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Countdown:
+    """A delay loop: NOPs, then a DJNZ that counts `register` down and goes back to the first."""
+
+    register: int
+    pcs: tuple[int, ...]  # the NOPs' addresses, then the DJNZ's
+
+
+def countdown_at(prog: bytes | bytearray, start: int) -> Countdown | None:
+    """The delay loop starting at `start` (`DJNZ Rn,$`, or NOPs then `DJNZ Rn` to `start`), else None."""
+    pc, pcs = start, []
+    while prog[pc] == NOP and len(pcs) < COUNTDOWN_MOST_NOPS:
+        pcs.append(pc)
+        pc = NEXT_PC[pc]
+    form, values = form_of(INSTRUCTIONS[prog[pc]])
+    operand = NEXT_PC[pc]
+    if form != COUNTDOWN or (operand & 0xF00) | prog[operand] != start:
+        return None
+    return Countdown(values["n"], (*pcs, pc))
+
+
+def countdown_source(prog: bytes | bytearray, start: int, loop: Countdown) -> BlockSource:
+    """The block of the delay loop at `start`, all its passes at once: as many as the register
+    counts, at most as many as the fast loop would start below the stop (the first always runs;
+    pass k from the block's start `c0` needs c0 + k * w < stop - w, w the cycles of one pass, as
+    `PASS_TEST`), one pass when `passes` is false. The register keeps the passes left. Nothing in
+    a pass reads or moves the stop, so a pass is whole or not run."""
+    fetches: list[Fetch] = []
+    pass_cycles = 0
+    for pc in loop.pcs:
+        fetches.append((pass_cycles, pc, prog[pc]))
+        pass_cycles += CYCLES[prog[pc]]
+    djnz = loop.pcs[-1]
+    operand = NEXT_PC[djnz]
+    fetches.append((fetches[-1][0], operand, prog[operand]))
+    after = NEXT_PC[operand]
+    source = (
+        f"def block(c0, passes=True, {BOUND}):\n"
+        f"    r = C.rb | {loop.register}\n"
+        "    left = M[r] or 256\n"
+        f"    room = (C.stop - 1 - c0) // {pass_cycles} if passes else 1\n"
+        "    if left <= room:\n"
+        "        M[r] = 0\n"
+        f"        return {after} | (left * {pass_cycles} << {CYCLE_SHIFT})\n"
+        "    M[r] = left - room\n"
+        f"    return {start} | (room * {pass_cycles} << {CYCLE_SHIFT})\n"
+    )
+    return BlockSource(source, pass_cycles, tuple(fetches), loop.pcs)
+
+
 def block_source(
     prog: bytes | bytearray,
     start: int,
@@ -245,7 +334,11 @@ def block_source(
     itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
     or any other exit back to `start` starts the next pass inside the
     function when the fast loop would run the block again there (the same stop test) and the caller
-    allows it (`passes`); a block whose conditional branch goes back to `start` ends after it."""
+    allows it (`passes`); a block whose conditional branch goes back to `start` ends after it. A
+    delay loop (`countdown_at`) is a closed-form block of its own."""
+    countdown = countdown_at(prog, start)
+    if countdown is not None:
+        return countdown_source(prog, start, countdown)
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
@@ -355,6 +448,7 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
+    lines = _drop_overwritten_flags(lines)
     head = [f"def block(c0, passes=True, {BOUND}):"]
     if banked:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")

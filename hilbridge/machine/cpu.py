@@ -25,7 +25,14 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from hilbridge.machine import idle
-from hilbridge.machine.blocks import BLOCK_HOT, COVERED_DELAY, Block, FetchTable, block_source
+from hilbridge.machine.blocks import (
+    BLOCK_HOT,
+    COVERED_DELAY,
+    Block,
+    FetchTable,
+    block_source,
+    countdown_at,
+)
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
 from hilbridge.mcs48 import INSTRUCTIONS
@@ -60,12 +67,13 @@ def _nothing(ram: bytearray) -> tuple[()]:
     return ()
 
 
-ViewCode = tuple[list[Block | bool | None], bytearray, bytearray]
-"""What the fast loop keeps per program view: `Cpu.blocks`, `Cpu.visits` and `Cpu.covered`."""
+ViewCode = tuple[list[Block | bool | None], bytearray, bytearray, dict[int, bool]]
+"""What the fast loop keeps per program view: `Cpu.blocks`, `Cpu.visits`, `Cpu.covered` and
+`Cpu.spin_paths`."""
 
 
 def _fresh_code() -> ViewCode:
-    return [None] * 0x1000, bytearray(0x1000), bytearray(0x1000)
+    return [None] * 0x1000, bytearray(0x1000), bytearray(0x1000), {}
 
 
 class Cpu:
@@ -104,6 +112,7 @@ class Cpu:
         "replaced",
         "skip_idle",
         "skip_traced",
+        "spin_paths",
         "stop",
         "t1_history",
         "target",
@@ -131,8 +140,9 @@ class Cpu:
         exec(HANDLERS_CODE, namespace)
         self.block_sets: dict[object, ViewCode] = {}
         # per PC: the compiled block, False for none, None for not yet; while not yet compiled, the
-        # times run one by one; inside a compiled block, the COVERED_DELAY rounds left
-        self.blocks, self.visits, self.covered = _fresh_code()
+        # times run one by one; inside a compiled block, the COVERED_DELAY rounds left; whether a
+        # static path leads back to it (`idle.may_return`, asked again at each round otherwise)
+        self.blocks, self.visits, self.covered, self.spin_paths = _fresh_code()
         self.code_switched = False
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.replaced: set[int] = set()  # opcodes whose handler `replace_handler` changed
@@ -618,14 +628,14 @@ class Cpu:
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
             self.block_sets.clear()
-            self.blocks, self.visits, self.covered = _fresh_code()
+            self.blocks, self.visits, self.covered, self.spin_paths = _fresh_code()
             return
         found = self.block_sets.get(view)
         if found is None:
             if len(self.block_sets) >= 16:
                 self.block_sets.clear()
             found = self.block_sets[view] = _fresh_code()
-        self.blocks, self.visits, self.covered = found
+        self.blocks, self.visits, self.covered, self.spin_paths = found
 
     def replace_handler(self, opcode: int, handler: Callable[[int, int], int]) -> None:
         """Run `handler` for `opcode` from now on (a deviating console's DA A). Compiled blocks and
@@ -639,16 +649,21 @@ class Cpu:
 
     def _compile_block(self, pc: int) -> Block | bool:
         """The block starting at `pc` (compiled once per program view), or False; or `HEAD` when
-        `pc` may anchor an idle loop (the fast loop then hands it to step())."""
-        if (
-            self.skip_idle
-            and self.anchor_failures.get(pc, 0) < GIVE_UP
-            and idle.may_return(self.prog, pc, pc, allow_movx=False)
-        ):
-            self.blocks[pc] = HEAD
-            return False
+        `pc` may anchor an idle loop (the fast loop then hands it to step()). A delay loop
+        (`blocks.countdown_at`: `DJNZ Rn,$`, maybe after NOPs) is neither: its block runs all its
+        passes up to the stop at once, as skipping would, without the analysis, and it holds no
+        copy of another block's code."""
+        countdown = countdown_at(self.prog, pc) is not None
+        if self.skip_idle and not countdown and self.anchor_failures.get(pc, 0) < GIVE_UP:
+            returns = self.spin_paths.get(pc)
+            if returns is None:
+                returns = self.spin_paths[pc] = idle.may_return(self.prog, pc, pc, allow_movx=False)
+            if returns:
+                self.blocks[pc] = HEAD
+                return False
         rounds = self.covered[pc]
-        if rounds:  # inside a compiled block: entered one by one after a start, an interrupt, a stop
+        # inside a compiled block: entered one by one after a start, an interrupt, a stop
+        if rounds and not countdown:
             self.covered[pc] = rounds - 1
             self.visits[pc] = 0
             return False

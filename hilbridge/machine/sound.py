@@ -77,11 +77,14 @@ class SoundShifter:
         return False
 
     def ticks_to_24th_shift(self) -> int:
-        """Ticks from now until the tick that completes 24 shifts, if nothing is written meanwhile."""
+        """Ticks from now until the tick that completes 24 shifts, if nothing is written meanwhile:
+        `tick()` run on a copy while a shift is pending or a write still costs one (two ticks at
+        most), then one shift at each prescaler rollover (every mask + 1 ticks; the masks divide
+        the 8-bit prescaler's 256)."""
         prescaler, pending, written, count = self.prescaler, self.pending, self.written, self.count
         mask = 3 if self.registers[SOUND_CONTROL] & FAST_CLOCK else 15
         ticks = 0
-        while True:
+        while pending or written:
             ticks += 1
             prescaler = (prescaler + 1) & 0xFF
             if prescaler & mask == 0:
@@ -94,6 +97,8 @@ class SoundShifter:
             elif written:
                 count = 0
                 written = False
+        first = (-prescaler) & mask or mask + 1  # ticks to the next rollover
+        return ticks + first + (SHIFTS_PER_INTERRUPT - 1 - count) * (mask + 1)
 
     def level(self) -> float:
         """Mean chip output (0 … 0.5) over the duty cycle, before the speaker gain."""

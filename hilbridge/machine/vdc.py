@@ -68,6 +68,7 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
+READS_ZERO, COMPUTED = -1, -2  # `Vdc._read_plan` for a register that reads 0, one computed at the read
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -141,9 +142,8 @@ class Vdc:
         # writes that cannot change the picture skip the redraw (tests swap in "always")
         self.changes_drawing = changes_drawing
         self._info = register_map()
-        # per address: the CONTROL bit that locks it (0: never locked), so a write tests one AND
+        # per register lock: the CONTROL bit that locks it (0: never locked), so an access tests one AND
         lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
-        self._lock_bits = tuple(lock_bits[info.lock] for info in self._info)
         # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
         # bit, redraw, sound-clocked): the register table decided once, not at each of the
         # thousands of writes a frame some carts make
@@ -154,6 +154,15 @@ class Vdc:
                 lock_bits[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
                 info.redraw,
                 info.canonical in SOUND_CLOCKED,
+            )
+            for info in self._info
+        )
+        # per address, what a read of a stored byte needs: (canonical address, lock bit), the
+        # canonical address READS_ZERO for a register that reads 0 and COMPUTED for the others
+        self._read_plan = tuple(
+            (
+                info.canonical if info.read == "value" else READS_ZERO if info.read == "zero" else COMPUTED,
+                lock_bits[info.lock],
             )
             for info in self._info
         )
@@ -756,15 +765,15 @@ class Vdc:
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
         address &= 0xFF
-        info = self._info[address]
-        kind = info.read
-        if kind == "value":
+        canonical, lock = self._read_plan[address]
+        if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
             registers = self.registers
-            return 0 if registers[CONTROL] & self._lock_bits[address] else registers[info.canonical]
-        if kind == "zero":
+            return 0 if registers[CONTROL] & lock else registers[canonical]
+        if canonical == READS_ZERO:
             return 0
+        kind = self._info[address].read
         if kind not in ("status", "collision"):
             return self._beam_value(kind, cycle)
         start = cycle - MOVX_CYCLES

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import ScriptedVdc, assemble_cart
 
+from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -360,3 +361,71 @@ def test_a_block_compiles_once_per_start_and_program_view(name, monkeypatch):
     console.run_frames(300)
     assert len(compiled) == len(set(compiled))
     assert len(compiled) <= 40
+
+
+FLAG_CHAIN = (
+    INTERRUPTS_AND_P1
+    + """        mov r2,#{r2}
+        mov r3,#{r3}
+        mov a,#{seed}
+loop:   {body}
+        mov r4,a
+        mov a,psw
+        mov r5,a        ; the flags each pass ends with
+        mov a,r4
+        jmp loop
+out:    inc r6
+        jmp loop
+"""
+)
+FLAG_USERS = (
+    "add a,r2",
+    "add a,#0C9h",
+    "add a,r3",
+    "addc a,r3",  # reads the carry the ADD before set
+    "addc a,#17h",
+    "rlc a",
+    "da a",  # reads C and AC
+    "mov a,psw",
+    "cpl c",
+    "jc out",
+    "jnc out",
+    "movx @r0,a",  # a call out: the PSW reaches the CPU first
+    "mov r7,a",
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(FLAG_USERS), min_size=2, max_size=10),
+    seed=st.integers(0, 255),
+    r2=st.integers(0, 255),
+    r3=st.integers(0, 255),
+)
+def test_flags_of_a_chain_of_adds_equal_stepping(body, seed, r2, r3):
+    """A block computes C and AC once for ADDs in a row (`blocks._drop_overwritten_flags`); an ADDC,
+    a DA, a MOV A,PSW, a carry branch or a call out between them must still see each one's flags."""
+    source = FLAG_CHAIN.format(body="\n        ".join(body), seed=seed, r2=r2, r3=r3)
+    image = assemble_cart(source)
+    fast = run_in_steps(image, [3000], WriteScheduledIrqVdc(t1_period=0))
+    assert fast == run(image, 3000, False, WriteScheduledIrqVdc(t1_period=0))
+
+
+@pytest.mark.parametrize("name", ["bank_rally", "timer_counter"])
+def test_the_static_spin_search_runs_once_per_start_and_program_view(name, monkeypatch):
+    """Whether a hot PC may anchor a spin loop depends only on the program view's bytes: asked
+    again at each round of a covered PC (timer_counter asked ~600 times in 600 frames), it cost
+    more than the fast loop it guards."""
+    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
+    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    asked: list[tuple[int, int]] = []
+    original = idle.may_return
+
+    def counted(prog, start, goal, allow_movx):
+        if not allow_movx:
+            asked.append((id(console.cpu.blocks), start))
+        return original(prog, start, goal, allow_movx)
+
+    monkeypatch.setattr(idle, "may_return", counted)
+    console.run_frames(300)
+    assert asked and len(asked) == len(set(asked))

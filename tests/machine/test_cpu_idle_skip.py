@@ -155,6 +155,34 @@ tirq:   inc r3
         mov t,a
         retr
 """,
+    "flag_delay_with_interrupts": INTERRUPT_VECTORS
+    + """        mov a,#0F0h
+        mov t,a
+        strt t
+        en tcnti
+        en i
+loop:   mov r7,#0
+delay:  nop
+        clr f0
+        nop
+        djnz r7,delay
+        mov r6,#3
+short:  nop
+        djnz r6,short
+        inc r5
+        mov a,r5
+        mov r1,#0A3h
+        movx @r1,a
+        jmp loop
+irq:    mov r0,#0A1h
+        movx a,@r0
+        inc r4
+        retr
+tirq:   inc r3
+        mov a,#0F0h
+        mov t,a
+        retr
+""",
     "jni_hold": """
         org 400h
 loop:   jni hold
@@ -250,12 +278,14 @@ def test_t1_spin_loops_on_the_real_vdc_give_the_same_records_as_stepping(region)
     assert len(runs[0][0]) > 3 * 200  # one write per line outside vblank
 
 
-def test_nop_delay_loops_are_skipped_not_stepped(monkeypatch):
+def test_delay_loops_are_skipped_not_stepped(monkeypatch):
+    """A DJNZ delay loop of idle instructions is skipped (only NOPs and a DJNZ: a countdown block
+    runs it, `test_cpu_countdown.py`)."""
     monkeypatch.setattr("hilbridge.machine.cpu.block_source", lambda *args, **kwargs: None)  # no blocks:
     nops = {}  # every NOP runs through its handler
     for skip in (True, False):
         console = Console(
-            load_cartridge(assemble_cart(SPINNERS["nop_delay_with_interrupts"]), "o2_rom"),
+            load_cartridge(assemble_cart(SPINNERS["flag_delay_with_interrupts"]), "o2_rom"),
             vdc=ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4),
         )
         console.cpu.skip_idle = skip

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hilbridge.machine.sound import AudioRecorder, SoundShifter, shift_once
+from hilbridge.machine.sound import (
+    FAST_CLOCK,
+    NOISE,
+    SOUND_INTERRUPT_ENABLE,
+    AudioRecorder,
+    SoundShifter,
+    shift_once,
+)
 from hilbridge.machine.timing import NTSC, PAL
 from hilbridge.machine.vdc import Vdc
 
@@ -130,3 +137,28 @@ def test_square_wave_from_the_register_has_the_expected_pitch() -> None:
     shift_rate = 7159090 / 455 / 4  # lines per second / 4
     assert peak_hz == pytest.approx(shift_rate / 24, rel=0.01)
     assert samples.max() == pytest.approx(0.125 * 15 / 16, rel=0.05)  # MAME -wavwrite level
+
+
+@settings(max_examples=400)
+@given(
+    prescaler=st.integers(0, 255),
+    pending=st.booleans(),
+    written=st.booleans(),
+    count=st.integers(0, 23),
+    control=st.sampled_from([0x00, FAST_CLOCK, NOISE, FAST_CLOCK | NOISE]),
+)
+def test_ticks_to_24th_shift_is_where_ticking_raises_the_interrupt(
+    prescaler, pending, written, count, control
+):
+    """The closed form (a pending shift or a write's lost one, then one shift per prescaler
+    rollover) equals ticking one by one until the tick that raises the sound interrupt."""
+    registers = bytearray(256)
+    registers[0xAA] = control
+    registers[0xA0] = SOUND_INTERRUPT_ENABLE
+    sound = SoundShifter(registers)
+    sound.prescaler, sound.pending, sound.written, sound.count = prescaler, pending, written, count
+    expected = sound.ticks_to_24th_shift()
+    ticks = 1
+    while not sound.tick():
+        ticks += 1
+    assert ticks == expected
