@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixture_runs import quick_few
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -16,6 +17,9 @@ from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 WAIT_LOOPS = Path(__file__).resolve().parents[2] / "fixtures" / "carts" / "wait_loops"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(WAIT_LOOPS)}
 FRAMES = 12
+QUICK_TRACED = ("wait_call", "wait_jni_irq", "wait_lines", "wait_timer")
+"""Skipped under fetch tracing in the development loop (`quick_few`): a wait through a CALL, one on
+/INT with interrupts on, one counting lines on T1 and one on the timer flag."""
 
 
 def count_skipped_cycles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -60,7 +64,7 @@ def test_skipping_a_wait_loop_equals_stepping_it(name: str, region: str, monkeyp
 
 
 @pytest.mark.parametrize("region", ["ntsc", "pal"])
-@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize("name", quick_few(SPECS, QUICK_TRACED))
 def test_skipping_while_tracing_fetches_reports_every_skipped_fetch(name: str, region: str) -> None:
     """With `skip_traced` (and `trace_blocks`: the board merges bulk fetches by cycle), idle loops
     are skipped under fetch tracing too, and the board is told each skipped iteration's fetches and
