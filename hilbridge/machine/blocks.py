@@ -86,10 +86,11 @@ class FetchTable:
         return cls(entries, min(addresses), max(addresses))
 
 
-Block = tuple[Callable[..., int], int, "FetchTable | None", "FetchTable | None"]
+Block = tuple[Callable[..., int], int, "FetchTable | None", "FetchTable | None", bool]
 """A compiled block: the function ((start cycle, may start more passes = True) -> next PC | cycles
-<< 12), the most cycles one pass may take, and its fetches after the first and all of them (None:
-not traceable in one call; a traced run runs one pass at a time)."""
+<< 12), the most cycles one pass may take, its fetches after the first and all of them (None:
+not traceable in one call; a traced run runs one pass at a time), and whether every pass takes
+those cycles and makes those fetches (a delay loop: a traced run runs all its passes at once)."""
 
 
 def _falls_through(opcode: int) -> bool:
@@ -267,6 +268,7 @@ class BlockSource:
     cycles: int
     fetches: tuple[Fetch, ...] | None
     pcs: tuple[int, ...]  # the instructions' addresses, in the order the block runs them
+    alike: bool = False  # every pass takes `cycles` and makes `fetches` (`Block`)
 
 
 COUNTDOWN = "DJNZ Rn,addr8"
@@ -322,7 +324,7 @@ def countdown_source(prog: bytes | bytearray, start: int, loop: Countdown) -> Bl
         "    M[r] = left - room\n"
         f"    return {start} | (room * {pass_cycles} << {CYCLE_SHIFT})\n"
     )
-    return BlockSource(source, pass_cycles, tuple(fetches), loop.pcs)
+    return BlockSource(source, pass_cycles, tuple(fetches), loop.pcs, alike=True)
 
 
 def block_source(

@@ -682,7 +682,7 @@ class Cpu:
         if fetches is not None:
             after_first, whole = FetchTable.of(fetches[1:]), FetchTable.of(fetches)
         function = self._block_function(pc, found.source)
-        block = self.blocks[pc] = (function, found.cycles, after_first, whole)  # type: ignore[assignment]
+        block = self.blocks[pc] = (function, found.cycles, after_first, whole, found.alike)  # type: ignore[assignment]
         return block
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
@@ -695,7 +695,8 @@ class Cpu:
         fetch table runs whole when all of it would end before the stop (as in the fast loop); its
         first fetch goes to the board before it runs (the board sees the machine as stepping would
         at that fetch), the others in one `program_fetches` call after it; with
-        `trace_first_fetches_after`, all of them after it. The rest is stepped."""
+        `trace_first_fetches_after`, all of them after it. A delay loop's block runs all its passes
+        and reports them as one `repeat_fetches`, as idle skipping does. The rest is stepped."""
         board = self.board
         hot = self.block_hot
         while self.trace_fetches:
@@ -709,6 +710,12 @@ class Cpu:
             block = self.blocks[pc]
             if block:
                 fetches = block[2]
+                if block[4] and cycle + block[1] < self.stop:  # a delay loop: its passes at once
+                    ran = block[0](cycle)
+                    self.pc = ran & 0xFFF
+                    self.cycle = cycle + (ran >> 12)
+                    board.repeat_fetches(block[3], cycle, block[1], (ran >> 12) // block[1])
+                    continue
                 if fetches is not None and cycle + block[1] < self.stop:
                     after = self.trace_first_fetches_after
                     if not after:

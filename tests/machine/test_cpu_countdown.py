@@ -106,3 +106,47 @@ def test_the_countdown_runs_as_a_block_not_by_idle_skipping():
     block = cpu.blocks[pause]
     assert block and block[1] == 3
     assert cpu.anchor_failures.get(pause) is None  # never tried as an idle loop
+
+
+def traced_run(image: bytes, fast: bool) -> tuple[list, dict, list[str]]:
+    """Bus records with fetches, merged by cycle as a board that takes whole blocks does, the CPU
+    state, and the board's bulk calls: traced blocks (`fast`) or every instruction stepped."""
+    console = Console(load_cartridge(image, "o2_rom"), vdc=ScriptedVdc())
+    cpu = console.cpu
+    cpu.trace_blocks = cpu.skip_traced = cpu.skip_idle = fast
+    cpu.block_hot = 1
+    records: list = []
+    console.add_bus_listener(records.append, fetches=True)
+    calls: list[str] = []
+    program_fetches = console.program_fetches
+
+    def one_pass(fetches, cycle: int, ran: int) -> None:
+        calls.append("pass")
+        program_fetches(fetches, cycle, ran)
+
+    def passes(fetches, cycle: int, period: int, count: int) -> None:
+        calls.append(f"{count} passes")
+        for number in range(count):  # as Console.repeat_fetches, without counting each as a call
+            program_fetches(fetches, cycle + number * period, period)
+
+    console.program_fetches = one_pass  # type: ignore[method-assign]
+    console.repeat_fetches = passes  # type: ignore[method-assign]
+    if fast:
+        cpu.run_until(6000)
+    else:
+        cpu.target = 6000
+        while cpu.cycle < 6000:
+            cpu.step()
+    merged = sorted(records, key=lambda record: (record.cycle, record.kind == "F"))
+    return merged, cpu.state(), calls
+
+
+def test_a_traced_countdown_reports_its_passes_in_one_call_with_the_fetches_of_stepping():
+    """Tracing fetches (the check's emulator, the simulated capture), the delay loop's passes still
+    run at once and their fetches go to the board as one repeat, not one call per pass."""
+    image = assemble_cart(COUNTDOWN.format(count=200, setup="", bank="", nops="", timer=0, reload=0xFF))
+    records, state, calls = traced_run(image, fast=True)
+    stepped_records, stepped_state, _ = traced_run(image, fast=False)
+    assert (records, state) == (stepped_records, stepped_state)
+    assert "200 passes" in calls
+    assert calls.count("pass") < 50, "the passes went to the board one at a time"
