@@ -16,17 +16,29 @@ from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH
 LAST_LINE, LAST_X = VISIBLE_LINES - 1, VISIBLE_WIDTH - 1
 
 
+def add_run(runs: list[tuple[int, int]], start: int, end: int) -> None:
+    """Append raster indices start..end-1 to `runs`, the drawing order kept as runs of consecutive
+    indices: two sequences are equal exactly when their runs are, and comparing runs after each
+    update costs far less than comparing every index drawn so far (up to a whole frame's)."""
+    if start >= end:
+        return
+    if runs and runs[-1][1] == start:
+        runs[-1] = (runs[-1][0], end)
+    else:
+        runs.append((start, end))
+
+
 class MameUpdates:
     """MAME 0.251's screen_device::update_now / update_partial bookkeeping, cliprect by cliprect."""
 
     def __init__(self) -> None:
         self.last_line = 0
         self.last_hpos = 0
-        self.drawn: list[int] = []  # raster indices, in drawing order
+        self.drawn: list[tuple[int, int]] = []  # runs of raster indices, in drawing order
 
     def _draw(self, y0: int, y1: int, x0: int, x1: int) -> None:
         for line in range(y0, y1 + 1):
-            self.drawn += range(line * VISIBLE_WIDTH + x0, line * VISIBLE_WIDTH + x1 + 1)
+            add_run(self.drawn, line * VISIBLE_WIDTH + x0, line * VISIBLE_WIDTH + x1 + 1)
 
     def update_partial(self, scanline: int) -> None:
         if scanline < self.last_line:
@@ -81,8 +93,8 @@ def test_one_range_per_update_draws_what_mames_cliprects_draw(
     updates: list[tuple[int, int] | None],
 ) -> None:
     vdc = Vdc(NTSC)
-    drawn: list[int] = []
-    vdc.renderer.add_range = lambda start, end, picture, lum: drawn.extend(range(start, end))  # type: ignore[method-assign]
+    drawn: list[tuple[int, int]] = []
+    vdc.renderer.add_range = lambda start, end, picture, lum: add_run(drawn, start, end)  # type: ignore[method-assign]
     mame = MameUpdates()
     for update in updates:
         if update is None:
