@@ -5,15 +5,13 @@ read cycles, the skipped-read memo...) must be those of making the reads one by 
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_vdc_status_reads import trace_with_quiet_fetch_hooks
+from test_vdc_status_reads import per_read, trace_with_quiet_fetch_hooks, twin_of
 
-from hilbridge.machine import vdc as vdc_module
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import NTSC, PAL, Region
@@ -45,23 +43,6 @@ def chip_state(vdc: Vdc) -> dict:
     position, the renderer's spans, cursors, latches and bitmap) and the private bookkeeping."""
     private = {name: getattr(vdc, name) for name in PRIVATE}
     return {**private, **vdc.state()}
-
-
-def twin_of(vdc: Vdc) -> Vdc:
-    """A deep copy of `vdc` that shares the register tables: `_info` is `register_map()`'s cached
-    table, which every chip shares, and `_write_plan` holds only numbers and flags. Copying them
-    was most of the copy's time (about 10 ms of 12)."""
-    shared = (vdc._info, vdc._write_plan)
-    return copy.deepcopy(vdc, {id(table): table for table in shared})
-
-
-def per_read(vdc: Vdc, first: int, period: int, count: int) -> tuple[list[int], Vdc]:
-    """The values and the chip after the per-read path, on a twin of `vdc`."""
-    twin = twin_of(vdc)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(vdc_module, "BULK_STATUS_READS", 1 << 62)
-        values = Vdc.peek_reads(twin, STATUS, first, period, count)
-    return values, twin
 
 
 def assert_bulk_equals_one_by_one(vdc: Vdc, first: int, period: int, count: int) -> None:
