@@ -9,6 +9,24 @@ from hilbridge.machine.console import Console
 from hilbridge.machine.timing import NTSC, Region, SampledT1Edges, T1Edges
 
 NEVER = 1 << 62
+RELOADING_VECTORS = """
+        org 400h
+        jmp start
+        jmp irq
+        jmp tirq
+irq:    mov r1,#0A1h
+        movx a,@r1      ; acknowledge /INT
+        inc r5
+        retr
+tirq:   inc r6
+        mov a,#{reload}
+        mov t,a
+        retr
+start:  mov a,#0B4h
+        outl p1,a
+"""
+"""A cartridge program's start (a `str.format` template): the vectors, interrupt routines that count
+in R5 (/INT, acknowledged) and R6 (the timer, reloaded with `reload`), then the VDC selected."""
 
 
 class ScriptedVdc:

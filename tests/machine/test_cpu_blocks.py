@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc, assemble_cart
+from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
@@ -86,22 +86,9 @@ def test_a_block_stops_where_a_board_write_moved_the_stop_inside_its_rest(mask, 
     assert state["ram"][5] > 0  # interrupts were taken
 
 
-LOOPING = """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-irq:    mov r1,#0A1h
-        movx a,@r1      ; acknowledge /INT
-        inc r5
-        retr
-tirq:   inc r6
-        mov a,#{reload}
-        mov t,a
-        retr
-start:  mov a,#0B4h
-        outl p1,a
-        mov r0,#0A0h
+LOOPING = (
+    RELOADING_VECTORS
+    + """        mov r0,#0A0h
         mov r7,#{count}
         mov a,#{timer}
         mov t,a
@@ -111,6 +98,7 @@ loop:   {body}
         inc r4
         jmp start
 """
+)
 BODIES = (
     "inc r3",
     "mov a,r3",

@@ -9,29 +9,16 @@ import warnings
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc, assemble_cart
+from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.blocks import countdown_at
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 
-COUNTDOWN = """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-irq:    mov r1,#0A1h
-        movx a,@r1      ; acknowledge /INT
-        inc r5
-        retr
-tirq:   inc r6
-        mov a,#{reload}
-        mov t,a
-        retr
-start:  mov a,#0B4h
-        outl p1,a
-        mov a,#{timer}
+COUNTDOWN = (
+    RELOADING_VECTORS
+    + """        mov a,#{timer}
         mov t,a
         {setup}
         {bank}
@@ -40,6 +27,7 @@ pause:  {nops}djnz r3,pause
         inc r4
         jmp loop
 """
+)
 SETUPS = (
     "",
     "strt t",
