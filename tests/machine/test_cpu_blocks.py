@@ -174,21 +174,9 @@ def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc, skip: bool 
     return console.cpu.state(), bytes(console.ram), records, vdc.writes
 
 
-INTERRUPTS_AND_P1 = """
-        org 400h
-        jmp start
-        jmp irq
-        jmp tirq
-irq:    mov r1,#0A1h
-        movx a,@r1      ; acknowledge /INT
-        inc r5
-        retr
-tirq:   inc r6
-        retr
-start:  mov a,#0B4h
-        outl p1,a
-        mov r0,#0A0h
-"""
+INTERRUPTS_AND_P1 = (
+    RELOADING_VECTORS.replace("        mov a,#{reload}\n        mov t,a\n", "") + "        mov r0,#0A0h\n"
+)
 """The vectors, interrupt routines that count in R5 and R6, the VDC selected and R0 at A0h."""
 CHAINING = (
     INTERRUPTS_AND_P1

@@ -10,6 +10,7 @@ import warnings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart
+from test_cpu_blocks import SETUPS as LOOPING_SETUPS
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.blocks import countdown_at
@@ -28,15 +29,7 @@ pause:  {nops}djnz r3,pause
         jmp loop
 """
 )
-SETUPS = (
-    "",
-    "strt t",
-    "en tcnti\n        strt t",
-    "en i",
-    "en i\n        en tcnti\n        strt t",
-    "strt cnt",
-    "en tcnti\n        strt cnt",
-)
+SETUPS = (*LOOPING_SETUPS, "en tcnti\n        strt cnt")
 
 
 def run(image: bytes, targets: list[int], stepped: bool, irq_at: tuple[int, ...], hot: int):
