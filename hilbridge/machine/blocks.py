@@ -336,11 +336,8 @@ def block_source(
     itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
     or any other exit back to `start` starts the next pass inside the
     function when the fast loop would run the block again there (the same stop test) and the caller
-    allows it (`passes`); a block whose conditional branch goes back to `start` ends after it. A
-    delay loop (`countdown_at`) is a closed-form block of its own."""
-    countdown = countdown_at(prog, start)
-    if countdown is not None:
-        return countdown_source(prog, start, countdown)
+    allows it (`passes`); a block whose conditional branch goes back to `start` ends after it. (A
+    delay loop at `start`, `countdown_at`, is `countdown_source`'s.)"""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False

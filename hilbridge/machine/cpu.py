@@ -29,9 +29,11 @@ from hilbridge.machine.blocks import (
     BLOCK_HOT,
     COVERED_DELAY,
     Block,
+    BlockSource,
     FetchTable,
     block_source,
     countdown_at,
+    countdown_source,
 )
 from hilbridge.machine.board import Board
 from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
@@ -653,8 +655,8 @@ class Cpu:
         (`blocks.countdown_at`: `DJNZ Rn,$`, maybe after NOPs) is neither: its block runs all its
         passes up to the stop at once, as skipping would, without the analysis, and it holds no
         copy of another block's code."""
-        countdown = countdown_at(self.prog, pc) is not None
-        if self.skip_idle and not countdown and self.anchor_failures.get(pc, 0) < GIVE_UP:
+        countdown = countdown_at(self.prog, pc)
+        if self.skip_idle and countdown is None and self.anchor_failures.get(pc, 0) < GIVE_UP:
             returns = self.spin_paths.get(pc)
             if returns is None:
                 returns = self.spin_paths[pc] = idle.may_return(self.prog, pc, pc, allow_movx=False)
@@ -663,11 +665,14 @@ class Cpu:
                 return False
         rounds = self.covered[pc]
         # inside a compiled block: entered one by one after a start, an interrupt, a stop
-        if rounds and not countdown:
+        if rounds and countdown is None:
             self.covered[pc] = rounds - 1
             self.visits[pc] = 0
             return False
-        found = block_source(self.prog, pc, self.jump_a11)
+        if countdown is not None:
+            found: BlockSource | None = countdown_source(self.prog, pc, countdown)
+        else:
+            found = block_source(self.prog, pc, self.jump_a11)
         if found is None:
             self.blocks[pc] = False
             return False
