@@ -62,7 +62,14 @@ from hilbridge.machine.timing import (
     T1Edges,
     Timeslices,
 )
-from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, Renderer, changes_drawing
+from hilbridge.machine.video import (
+    VISIBLE_LINES,
+    VISIBLE_WIDTH,
+    Picture,
+    Renderer,
+    changes_drawing,
+    snapshot_of,
+)
 
 MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
@@ -637,7 +644,7 @@ class Vdc:
     def _current_picture(self) -> Picture:
         if self._picture is None:
             r = self.registers
-            self._picture = self.renderer.picture(bytes(r[0x00:0xA4]) + bytes(r[0xC0:0xF0]))
+            self._picture = self.renderer.picture(snapshot_of(r))
         return self._picture
 
     def _draw_since_update(self, end: int) -> None:

@@ -64,16 +64,23 @@ EDGE_SEES_LEFT = bool(EDGE_LEFT_OF_MAJOR or EDGE_LEFT_OF_SPRITE)
 GRID_X0_UNITS, GRID_Y0, GRID_CELL_UNITS, GRID_CELL_LINES = 13, 24, 16, 24
 NTSC_HIDDEN_Y = 14  # 8244: characters and quads with Y < 14 are not drawn
 SNAPSHOT_LOW = 0xA4  # snapshot = registers 00-A3 + C0-EF (everything that affects the picture)
+GRID_REGISTERS = slice(0xC0, 0xF0)
+SNAPSHOT_SIZE = SNAPSHOT_LOW + GRID_REGISTERS.stop - GRID_REGISTERS.start
 PICTURE_CACHE_SIZE = 64
 DEFERRED_SPANS = 64  # finished spans whose A2 bits wait for a read; more are computed at a frame end
 ALIAS_CACHE_SIZE = 1024
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
+def snapshot_of(registers: bytes | bytearray) -> bytes:
+    """The registers a picture draws from: 00-A3, then the grid's C0-EF."""
+    return bytes(registers[:SNAPSHOT_LOW]) + bytes(registers[GRID_REGISTERS])
+
+
 def registers_from_snapshot(snapshot: bytes) -> bytearray:
     registers = bytearray(256)
     registers[0:SNAPSHOT_LOW] = snapshot[:SNAPSHOT_LOW]
-    registers[0xC0:0xF0] = snapshot[SNAPSHOT_LOW:]
+    registers[GRID_REGISTERS] = snapshot[SNAPSHOT_LOW:]
     return registers
 
 
@@ -84,9 +91,6 @@ UNUSED_OBJECT_REGISTERS = (
     *(0x40 + 16 * quad + 4 * char + byte for quad in range(4) for char in (1, 2, 3) for byte in (0, 1)),
 )
 _DRAWING_CONTROL = CONTROL_GRID | CONTROL_DOTS | CONTROL_DISPLAY | CONTROL_WIDE_BARS
-
-
-SNAPSHOT_SIZE = SNAPSHOT_LOW + 0x30
 
 
 def _drawing_mask(control: int) -> int:
@@ -448,12 +452,6 @@ class Picture:
             if mask[line - top, x]:
                 value |= (0x101 if zoomed else 1) << index
         return value
-
-    def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        """Palette indices of lines y0..y1, pixels x0..x1."""
-        lines = np.empty((y1 + 1 - y0, VISIBLE_WIDTH), dtype=np.uint8)
-        self.draw(lines.reshape(-1), y0 * VISIBLE_WIDTH, (y1 + 1) * VISIBLE_WIDTH, lum=False)
-        return lines[:, x0 : x1 + 1]
 
 
 @lru_cache(maxsize=1)

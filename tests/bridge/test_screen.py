@@ -25,7 +25,7 @@ from hilbridge.bridge.screen import (
 from hilbridge.cli.main import cli
 from hilbridge.machine.charset import charset_rom
 from hilbridge.machine.console import Console
-from hilbridge.machine.video import Picture
+from hilbridge.machine.video import VISIBLE_LINES, VISIBLE_WIDTH, Picture, snapshot_of
 from hilbridge.toolchain import assemble_text
 
 CODE_OF = {text: code for code, text in enumerate(glyph_texts())}
@@ -136,8 +136,9 @@ def test_decoding_agrees_with_the_picture_the_renderer_draws(singles, quads, dat
             aligned = (8 * code - (y >> 1)) & 0x1FF
             registers[base + 2 + 4 * char] = aligned & 0xFF
             registers[base + 3 + 4 * char] = colour << 1 | aligned >> 8
-    picture = Picture(bytes(registers[:0xA4]) + bytes(registers[0xC0:0xF0]), True)
-    pixels = picture.pixels_in(0, 242, 0, 359)
+    picture = Picture(snapshot_of(registers), True)
+    pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+    picture.draw(pixels.reshape(-1), 0, pixels.size, lum=False)
     chars = screen_chars(registers)
     boxes = [(char.y, (char.x + 5) * 2) for char in chars]
     for index, (char, (top, left)) in enumerate(zip(chars, boxes, strict=True)):

@@ -34,6 +34,7 @@ from hilbridge.machine.video import (
     Renderer,
     drawing_key,
     grid_layer,
+    snapshot_of,
 )
 
 # addresses a scene uses: sprites, characters, quads, sprite shapes, control, enable, colour, grid
@@ -245,7 +246,7 @@ def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
     for address, value in scene:
         registers[address] = position_value(address, value)
     registers[0xA2], registers[0xA0] = enable, control
-    snapshot = bytes(registers[:0xA4]) + bytes(registers[0xC0:0xF0])
+    snapshot = snapshot_of(registers)
     fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
     area = VISIBLE_LINES * VISIBLE_WIDTH
     positions = reference.collision_positions().tolist()

@@ -29,6 +29,7 @@ from hilbridge.machine.video import (
     EDGE_LEFT_OF_SPRITE,
     GRID_CELL_LINES,
     GRID_CELL_UNITS,
+    GRID_REGISTERS,
     GRID_X0_UNITS,
     GRID_Y0,
     NTSC_HIDDEN_Y,
@@ -80,7 +81,7 @@ class ReferencePicture:
             return
         # grid and characters change less often than sprites: their layers are shared (read-only)
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        self.grid = grid_layer(bytes([grid_bits]) + bytes(r[0xC0:0xF0]))
+        self.grid = grid_layer(bytes([grid_bits]) + bytes(r[GRID_REGISTERS]))
         major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters and self.objects_on])
         if not self.objects_on:
             major_key = b""
@@ -261,9 +262,6 @@ class ReferencePicture:
             if mask[line, x]:
                 value |= (0x101 if zoomed else 1) << index
         return value
-
-    def pixels_in(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
-        return self.pixels[y0 : y1 + 1, x0 : x1 + 1]
 
     def draw(self, target: np.ndarray, start: int, end: int, lum: bool) -> None:
         """Raster range start..end-1 of the whole painted picture, LUM ORed into every pixel."""
