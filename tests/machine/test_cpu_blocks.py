@@ -5,9 +5,9 @@ blocks end at the jumps, calls and returns between them."""
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import pytest
+from fixture_runs import SPECS, cart_image
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart
@@ -17,7 +17,6 @@ from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
-from hilbridge.oracle.carts import build_cart, load_manifest
 
 
 class WriteScheduledIrqVdc(ScriptedVdc):
@@ -315,7 +314,9 @@ def test_blocks_keeping_a_and_psw_in_locals_equal_stepping(body, routine, setup,
     assert fast == run(image, 6000, False, vdc())
 
 
-FIXTURE_CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
+def fixture_console(name: str) -> Console:
+    """A console on fixture cart `name`, its slot as the cart's spec says."""
+    return Console(load_cartridge(cart_image(name), SPECS[name].slot))
 
 
 @pytest.mark.parametrize("name", ["bank_rally", "bank_o2rom_8k", "bank_ktaa", "cpu_alu"])
@@ -324,8 +325,7 @@ def test_a_block_compiles_once_per_start_and_program_view(name, monkeypatch):
     view must not be compiled into the view a bank switch brought (it was compiled again and again
     on bank_rally, 485 times in 600 frames), and PCs inside compiled blocks, where the loop comes
     one by one after a run's start or an interrupt, do not each compile a copy of the rest."""
-    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
-    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    console = fixture_console(name)
     compiled: list[tuple[int, int]] = []
     original = Cpu._block_function
 
@@ -392,8 +392,7 @@ def test_the_static_spin_search_runs_once_per_start_and_program_view(name, monke
     """Whether a hot PC may anchor a spin loop depends only on the program view's bytes: asked
     again at each round of a covered PC (timer_counter asked ~600 times in 600 frames), it cost
     more than the fast loop it guards."""
-    spec = next(spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name)
-    console = Console(load_cartridge(build_cart(spec), spec.slot))
+    console = fixture_console(name)
     asked: list[tuple[int, int]] = []
     original = idle.may_return
 
