@@ -9,7 +9,7 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -56,6 +56,20 @@ def _worker_group(item: pytest.Item) -> str | None:
         if definitions[-1].scope in ("module", "class"):
             return item.nodeid.split("::")[0]
     return None
+
+
+def quick_few(values: Iterable, quick: Iterable) -> list:
+    """`values` (names, or tuples of a test's arguments) as test parameters, each not in `quick` marked
+    slow: for tests that check every cart, the development loop (`pytest -m "not slow"`) checks the few
+    `quick` ones, the whole suite all."""
+    chosen = set(quick)
+    return [
+        pytest.param(
+            *(value if isinstance(value, tuple) else (value,)),
+            marks=[] if value in chosen else pytest.mark.slow,
+        )
+        for value in sorted(values)
+    ]
 
 
 @pytest.fixture(scope="session")

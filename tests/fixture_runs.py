@@ -9,7 +9,6 @@ region on one worker, so the emulator runs once for them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -22,13 +21,6 @@ from hilbridge.oracle.mame import MameRun, run_mame
 CARTS_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "carts"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(CARTS_DIR)}
 REGIONS = ("ntsc", "pal")
-
-
-def quick_few(names: Iterable[str], quick: Iterable[str]) -> list:
-    """`names` as test parameters, each not in `quick` marked slow: for tests that check every cart,
-    the development loop (`pytest -m "not slow"`) checks the few `quick` ones, the whole suite all."""
-    chosen = set(quick)
-    return [pytest.param(name, marks=[] if name in chosen else pytest.mark.slow) for name in sorted(names)]
 
 
 @cache

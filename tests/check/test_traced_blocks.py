@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fixture_runs import CARTS_DIR, quick_few
+from conftest import quick_few
+from fixture_runs import CARTS_DIR
 
 from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge

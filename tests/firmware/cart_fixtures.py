@@ -19,6 +19,8 @@ SERVED = (
     ("bank_rally", "o2_rally"),
     ("bank_ktaa", "o2_ktaa"),
 )
+QUICK_SERVED = (("cpu_alu", "o2_rom"), ("bank_rally", "o2_rally"))
+"""The mappers the development loop serves (`quick_few`): the plain ROM and the one with a latch."""
 SRAM = 0x2000_0000  # the tables start here in the model (aligned to their size)
 
 

@@ -6,7 +6,8 @@ reads, as CART_READ / CART_WRITE do them (two words per access, console side iso
 from dataclasses import replace
 
 import pytest
-from cart_fixtures import SERVED, image
+from cart_fixtures import QUICK_SERVED, SERVED, image
+from conftest import quick_few
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pio_harness import require_module, tool
@@ -113,7 +114,7 @@ class DumpRig:
         self.state = replace(self.state, pin_directions=self.out_mask)
 
 
-@pytest.mark.parametrize(("name", "mapper"), SERVED)
+@pytest.mark.parametrize(("name", "mapper"), quick_few(SERVED, QUICK_SERVED))
 def test_psen_reads_every_bank(name: str, mapper: str) -> None:
     data = image(name)
     rig = DumpRig(load_cartridge(data, mapper))

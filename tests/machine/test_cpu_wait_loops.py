@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixture_runs import quick_few
+from conftest import quick_few
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console

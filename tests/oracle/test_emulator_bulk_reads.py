@@ -5,7 +5,8 @@ read one by one, on every fixture cart, in both regions, with reads traced and w
 from __future__ import annotations
 
 import pytest
-from fixture_runs import REGIONS, SPECS, cart_image, quick_few
+from conftest import quick_few
+from fixture_runs import REGIONS, SPECS, cart_image
 
 from hilbridge.machine import timing
 from hilbridge.machine.bus import READ, BusAccess

@@ -6,6 +6,7 @@ import copy
 import random
 
 import pytest
+from conftest import quick_few
 
 from hilbridge.game import CHANCE, Action, Game, get_ruleset
 from hilbridge.game.combat import RandomResolver
@@ -58,12 +59,12 @@ def test_longer_random_games_reach_battles_and_every_stage():
     assert {"battle", "sell", "buy", "trade", "move", "build", "flip", "production", "borrow"} <= kinds
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", quick_few([1, 2, 3], [1]))
 def test_save_load_continue_equals_never_saving(seed):
     check_save_load_continue(R, setup(3, turn_cap=3), seed, split=120, total=300)
 
 
-@pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.parametrize("seed", quick_few([4, 5], [4]))
 def test_undo_back_to_the_start_reproduces_every_state(seed):
     assert check_undo_to_start(R, setup(3, turn_cap=3), seed, total=250) > 50
 
