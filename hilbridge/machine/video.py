@@ -144,6 +144,19 @@ def changes_drawing(address: int, changed_bits: int, control: int) -> bool:
     return address == COLOUR
 
 
+DRAWING_STATES = CONTROL_DISPLAY | CONTROL_GRID  # the A0 bits `changes_drawing` looks at
+
+
+@lru_cache(maxsize=4)
+def drawing_bits(control: int) -> bytes:
+    """Per register address, the bits whose change `changes_drawing` says can change the picture
+    with A0's display and grid bits as in `control`: a write tests one AND instead of a call."""
+    return bytes(
+        sum(1 << bit for bit in range(8) if changes_drawing(address, 1 << bit, control))
+        for address in range(256)
+    )
+
+
 def background_colour(colour: int) -> int:
     """A3 b3-b5 = background B, G, R -> palette index (never bright)."""
     return (colour >> 3 & 1) << 2 | (colour >> 4 & 1) << 1 | (colour >> 5 & 1)
