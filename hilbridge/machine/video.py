@@ -69,6 +69,10 @@ SNAPSHOT_SIZE = SNAPSHOT_LOW + GRID_REGISTERS.stop - GRID_REGISTERS.start
 PICTURE_CACHE_SIZE = 64
 DEFERRED_SPANS = 64  # finished spans whose A2 bits wait for a read; more are computed at a frame end
 ALIAS_CACHE_SIZE = 1024
+# sprites 3 -> 0 (draw order): (index, address of its Y, address of its shape)
+SPRITE_SLOTS = tuple((index, 4 * index, 0x80 + 8 * index) for index in range(3, -1, -1))
+SPRITE_X_LIMIT = VISIBLE_WIDTH // 2 - 5  # a sprite with X at or right of this starts off screen
+NO_SHAPE = bytes(8)
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
@@ -142,6 +146,19 @@ def changes_drawing(address: int, changed_bits: int, control: int) -> bool:
     if 0xC0 <= address < 0xF0:
         return bool(control & CONTROL_GRID)
     return address == COLOUR
+
+
+DRAWING_STATES = CONTROL_DISPLAY | CONTROL_GRID  # the A0 bits `changes_drawing` looks at
+
+
+@lru_cache(maxsize=4)
+def drawing_bits(control: int) -> bytes:
+    """Per register address, the bits whose change `changes_drawing` says can change the picture
+    with A0's display and grid bits as in `control`: a write tests one AND instead of a call."""
+    return bytes(
+        sum(1 << bit for bit in range(8) if changes_drawing(address, 1 << bit, control))
+        for address in range(256)
+    )
 
 
 def background_colour(colour: int) -> int:
@@ -225,18 +242,22 @@ class Picture:
         # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
         # lines are off screen, which starts right of the visible area or has no pixel is left out
         self.sprites: list[tuple[int, bool, int, int, bytes]] = []
-        if self.objects_on:
-            for index in range(3, -1, -1):
-                y, x, attribute = r[4 * index], r[4 * index + 1], r[4 * index + 2]
-                shape = r[0x80 + 8 * index : 0x88 + 8 * index]
-                bottom = min(y + (32 if attribute & 4 else 16), VISIBLE_LINES)
-                if y < bottom and (x + 5) * 2 < VISIBLE_WIDTH and any(shape):
-                    key = bytes(r[4 * index : 4 * index + 3] + shape)
-                    self.sprites.append((index, bool(attribute & 4), y, bottom, key))
         # 1 = a character or sprite reaches that line (maybe with transparent pixels only there)
-        self.object_reach = bytearray(self.major.cell_reach)
-        for _index, _zoomed, top, bottom, _key in self.sprites:
-            self.object_reach[top:bottom] = b"\1" * (bottom - top)
+        self.object_reach = self.major.cell_reach
+        if not self.objects_on:
+            return
+        for index, at, shape_at in SPRITE_SLOTS:
+            y, attribute = r[at], r[at + 2]
+            bottom = y + (32 if attribute & 4 else 16)
+            if bottom > VISIBLE_LINES:
+                bottom = VISIBLE_LINES
+            shape = r[shape_at : shape_at + 8]
+            if y < bottom and r[at + 1] < SPRITE_X_LIMIT and shape != NO_SHAPE:
+                self.sprites.append((index, bool(attribute & 4), y, bottom, r[at : at + 3] + shape))
+        if self.sprites:
+            self.object_reach = reach = bytearray(self.object_reach)
+            for _index, _zoomed, top, bottom, _key in self.sprites:
+                reach[top:bottom] = b"\1" * (bottom - top)
 
     def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray]]:
         """(index, zoomed, top line, mask of lines top.. (360 wide)) of the sprites that reach

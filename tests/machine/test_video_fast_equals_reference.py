@@ -25,6 +25,7 @@ from hilbridge.machine.video import (
     CONTROL,
     CONTROL_DISPLAY,
     CONTROL_GRID,
+    DRAWING_STATES,
     SNAPSHOT_LOW,
     SNAPSHOT_SIZE,
     UNUSED_OBJECT_REGISTERS,
@@ -32,6 +33,8 @@ from hilbridge.machine.video import (
     VISIBLE_WIDTH,
     Picture,
     Renderer,
+    changes_drawing,
+    drawing_bits,
     drawing_key,
     grid_layer,
     snapshot_of,
@@ -59,7 +62,7 @@ def pair(region: Region) -> tuple[Vdc, Vdc]:
         key=bytes,
         left_sources=True,
     )
-    reference.changes_drawing = lambda address, changed_bits, control: True  # redraw on every write
+    reference.drawing_bits = (b"\xff" * 256,) * len(reference.drawing_bits)  # redraw on every write
     return fast, reference
 
 
@@ -228,6 +231,30 @@ def drawing_key_register_by_register(snapshot: bytes) -> bytes:
 @given(snapshot=st.binary(min_size=SNAPSHOT_SIZE, max_size=SNAPSHOT_SIZE))
 def test_drawing_key_zeroes_what_the_registers_say(snapshot: bytes) -> None:
     assert drawing_key(snapshot) == drawing_key_register_by_register(snapshot)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    registers=st.binary(min_size=256, max_size=256),
+    address=st.sampled_from([*range(0xA4), *range(0xC0, 0xF0)]),
+    value=st.integers(0, 255),
+)
+def test_a_write_that_changes_no_drawing_bit_leaves_the_drawing_key(
+    registers: bytes, address: int, value: int
+) -> None:
+    """`Vdc.write` skips the redraw of a write that changes no bit of `drawing_bits`: the picture
+    it would draw must be the one already drawn."""
+    after = bytearray(registers)
+    after[address] = value
+    if not (registers[address] ^ value) & drawing_bits(registers[CONTROL] & DRAWING_STATES)[address]:
+        assert drawing_key(snapshot_of(registers)) == drawing_key(snapshot_of(after))
+
+
+@settings(max_examples=100, deadline=None)
+@given(control=st.integers(0, 255), address=st.integers(0, 255), changed=st.integers(1, 255))
+def test_drawing_bits_are_changes_drawing_as_a_table(control: int, address: int, changed: int) -> None:
+    bits = drawing_bits(control & DRAWING_STATES)[address]
+    assert bool(changed & bits) == changes_drawing(address, changed, control)
 
 
 @settings(max_examples=150, deadline=None)
