@@ -53,6 +53,8 @@ _CYC = re.compile(r"\bcyc\b")
 WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
 PASS_TEST = f"if passes and c0 + {WHOLE} < C.stop:"
+END = "end"
+"""The local that holds the cycle a pass of the block ends at, at most (`c0` plus its most cycles)."""
 """The fast loop's entry test before a next pass inside the function."""
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
@@ -62,6 +64,8 @@ _REGISTER_0 = re.compile(r"\brb \| 0(?=[)\]])")
 """R0's (and @R0's) index: the bank itself, without the OR."""
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 _ARG = re.compile(r"\barg\b")
+_JUMP_EXIT = re.compile(r"^(\d+) \| (\d+) \| C\.jump_a11$")
+"""A JMP's or CALL's exit: its page, its operand and A11 as a SEL MB left it."""
 _OPERAND = re.compile(r"\bP\[pc\]")
 
 BOUND = "C=C, M=M, B=B, P=P"
@@ -452,12 +456,18 @@ def block_source(
     returns: list[int] = []  # the return address of the CALL whose routine the block runs through
     pushed_intact = False  # nothing since that CALL can have changed the address it pushed
     static = _Static(bank, stack)
+    tests_stop = False  # the fast loop's entry test is made inside (after a stop may have moved)
 
     def leave(target: str, ran: int) -> str:
         return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
 
     def go_on_at(exit_to: str, expected: int, ran: int) -> list[str]:
         """Go on at `expected` when the instruction's exit is there (a run-time test), else leave."""
+        jump = _JUMP_EXIT.match(exit_to)
+        if (
+            jump and int(jump[1]) | int(jump[2]) | jump_a11 == expected
+        ):  # a JMP's or CALL's: only A11 can differ
+            return [f"if C.jump_a11 != {jump_a11}:", "    " + leave(exit_to, ran)]
         return [f"to = {exit_to}", f"if to != {expected}:", "    " + leave("to", ran)]
 
     def again(indent: str, ran: int) -> list[str]:
@@ -484,7 +494,8 @@ def block_source(
             if not TRACEABLE[opcode] or (pc >= PROGRAM_START) != (start >= PROGRAM_START):
                 fetches = None
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
-            lines.append(f"if c0 + {WHOLE} >= C.stop:")
+            lines.append(f"if {END} >= C.stop:")
+            tests_stop = True
             lines.append("    " + leave(str(pc), before))
         through = FALLS_THROUGH[opcode]
         taken = (following & 0xF00) | prog[following]
@@ -572,6 +583,8 @@ def block_source(
         if not moves_stop:  # the stop stays as it is: read it once
             head.insert(-2, f"    last = C.stop - {WHOLE} if passes else -1")
             lines = [line.replace(PASS_TEST, "if c0 < last:") for line in lines]
+    if tests_stop:  # the pass's end below the stop: computed once a pass
+        head.append(f"{'    ' if loops else ''}    {END} = c0 + {WHOLE}")
     indent = "        " if loops else "    "
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(
