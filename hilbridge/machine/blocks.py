@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from hilbridge.machine.cartridge import PROGRAM_START
 from hilbridge.machine.semantics import ARG, CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
@@ -291,6 +292,8 @@ class _Static:
     def fill_in(self, text: str) -> str:
         """`text` with the bank and the stack pointer as numbers where they are known; a statement
         that sets the bank makes it known (a number) or unknown (from data)."""
+        if "rb" not in text and "& 7" not in text:  # most statements: nothing to fill in
+            return text
         setting = _BANK_LOCAL_SET.match(text)
         if setting:
             if setting[2].isdigit():
@@ -317,6 +320,8 @@ class _Static:
 
 
 _SCRATCH = re.compile(r"^(\w+) = (.+)$")
+_NAME = re.compile(r"(?<!\w)[A-Za-z_]")
+"""A name in an expression (hexadecimal digits follow a 0x): the expression is not a number."""
 """A statement of an instruction's own that sets a local (not a `CACHED` field's, not the bank's)."""
 
 
@@ -329,29 +334,51 @@ def _fold_constants(lines: list[str], start: int) -> dict[str, str]:
     while index < len(lines):
         found = _SCRATCH.match(lines[index])
         name = found[1] if found else ""
-        if found and name not in ("ca", "cpsw", "rb") and _assigned_once(lines, start, name):
-            try:
-                value = eval(found[2], {"__builtins__": {}})
-            except NameError:
-                value = None
-            if isinstance(value, int):
-                known[name] = str(value)
+        if (
+            found
+            and not _NAME.search(found[2])
+            and name not in ("ca", "cpsw", "rb")
+            and _assigned_once(lines, start, name)
+        ):
+            value = _number(found[2])
+            if value is not None:
+                known[name] = value
                 del lines[index]
-                local = re.compile(rf"(?<![.\w]){name}\b")
+                local = _local(name)
                 lines[start:] = [local.sub(known[name], line) for line in lines[start:]]
                 continue
         index += 1
     return known
 
 
+@cache
+def _number(expression: str) -> str | None:
+    """The number an expression without names (our own template text) comes to, else None."""
+    try:
+        value = eval(expression, {"__builtins__": {}})
+    except NameError:
+        return None
+    return str(value) if isinstance(value, int) else None
+
+
+@cache
+def _local(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![.\w]){name}\b")
+
+
+@cache
+def _assignment(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\s*{name}\b[^=]*(?<![=!<>])=(?!=)")
+
+
 def _assigned_once(lines: list[str], start: int, name: str) -> bool:
-    target = re.compile(rf"\s*{name}\b[^=]*(?<![=!<>])=(?!=)")
+    target = _assignment(name)
     return sum(1 for line in lines[start:] if target.match(line)) == 1
 
 
 def _substituted(known: dict[str, str], text: str) -> str:
     for name, value in known.items():
-        text = re.sub(rf"(?<![.\w]){name}\b", value, text)
+        text = _local(name).sub(value, text)
     return text
 
 
