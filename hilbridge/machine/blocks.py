@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from hilbridge.machine.cartridge import PROGRAM_START
 from hilbridge.machine.semantics import ARG, CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
@@ -53,6 +54,8 @@ _CYC = re.compile(r"\bcyc\b")
 WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
 PASS_TEST = f"if passes and c0 + {WHOLE} < C.stop:"
+END = "end"
+"""The local that holds the cycle a pass of the block ends at, at most (`c0` plus its most cycles)."""
 """The fast loop's entry test before a next pass inside the function."""
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
@@ -62,6 +65,8 @@ _REGISTER_0 = re.compile(r"\brb \| 0(?=[)\]])")
 """R0's (and @R0's) index: the bank itself, without the OR."""
 _RETURN = re.compile(r"^(\s*)return (.*)$")
 _ARG = re.compile(r"\barg\b")
+_JUMP_EXIT = re.compile(r"^(\d+) \| (\d+) \| C\.jump_a11$")
+"""A JMP's or CALL's exit: its page, its operand and A11 as a SEL MB left it."""
 _OPERAND = re.compile(r"\bP\[pc\]")
 
 BOUND = "C=C, M=M, B=B, P=P"
@@ -145,9 +150,13 @@ def routine_length(prog: bytes | bytearray, entry: int) -> int | None:
 
 CACHED = (("C.a", "ca"), ("C.psw", "cpsw"))
 """CPU fields a block keeps in locals (field, local): written back before an instruction that calls
-the board or a CPU method (they may read them) and at every exit, read again after such a call."""
+the board or a CPU method (they may read them) and at every exit, read again after a CPU method
+(the expander and the timer set A; the board never sets A or PSW, as it never sets the bank)."""
 CALLS_OUT: tuple[bool, ...] = tuple(bool(form_effects(opcode) & {"board", "timer"}) for opcode in range(256))
-_CALL = re.compile(r"\bB\.\w+\(|\bC\.\w+\(")
+POINTER_WRITE: tuple[bool, ...] = tuple("pointer_write" in form_effects(opcode) for opcode in range(256))
+STACK_POINTER: tuple[bool, ...] = tuple("stack_pointer" in form_effects(opcode) for opcode in range(256))
+_CPU_CALL = re.compile(r"\bC\.\w+\(")
+_CALL = re.compile(rf"\bB\.\w+\(|{_CPU_CALL.pattern}")
 if any(_CALL.search(form_body(opcode)) and not CALLS_OUT[opcode] for opcode in range(256)):
     raise RuntimeError("a form calls the board or the CPU but declares neither a board nor a timer effect")
 _FIELDS = tuple((re.compile(rf"\b{re.escape(field)}\b"), field, local) for field, local in CACHED)
@@ -184,12 +193,13 @@ class _Line:
 class _Form:
     """An opcode's statements prepared for the block compiler once: its lines but the last (the
     operand fetch dropped: the operand is a constant of the block), its last (a return), whether it
-    calls out (`CALLS_OUT`), and the `CACHED` fields it needs in their locals first: those it reads,
-    or assigns other than by a plain statement at its top level."""
+    calls out (`CALLS_OUT`) and whether to a CPU method, and the `CACHED` fields it needs in their
+    locals first: those it reads, or assigns other than by a plain statement at its top level."""
 
     lines: tuple[_Line, ...]
     last: _Line
     calls_out: bool
+    calls_cpu: bool  # its statements then work on the fields themselves, not the locals
     loads: tuple[tuple[str, str], ...]
     banked: bool  # uses the register bank (the block's local `rb`)
 
@@ -224,7 +234,8 @@ def _form(opcode: int) -> _Form:
                 break
     lines = tuple(_line(line) for line in body)
     banked = any("C.rb" in line for line in body)
-    return _Form(lines[:-1], lines[-1], CALLS_OUT[opcode], tuple(loads), banked)
+    calls_cpu = any(_CPU_CALL.search(line) for line in body)
+    return _Form(lines[:-1], lines[-1], CALLS_OUT[opcode], calls_cpu, tuple(loads), banked)
 
 
 FORMS: tuple[_Form, ...] = tuple(_form(opcode) for opcode in range(256))
@@ -257,6 +268,118 @@ def _flags_overwritten(lines: list[str], start: int, indent: str) -> bool:
         if "cpsw" in line or not line.startswith(indent) or body.startswith(" ") or _FLOW.match(body):
             return False
     return False
+
+
+_BANK_LOCAL_SET = re.compile(r"^(\s*)C\.rb = rb = (.*)$")
+_REGISTER = re.compile(r"(?<![.\w])rb \| (\d)\b")
+_BANK_LOCAL = re.compile(r"(?<![.\w])rb\b")
+_POPPED = re.compile(r"\((?:cpsw|C\.psw) - 1\) & 7\b")
+_STACK_POINTER = re.compile(r"(?<![.\w])(?:cpsw|C\.psw) & 7\b")
+
+
+class _Static:
+    """What a block knows at compile time at one point of its code: the register bank (None: only
+    the local `rb` knows it) and the stack pointer (None: unknown), and whether its code relies on
+    the values it was compiled for at its entry (it then begins with a guard on them)."""
+
+    def __init__(self, bank: int | None, stack: int | None) -> None:
+        self.bank = bank
+        self.stack = stack
+        self.bank_from_entry = bank is not None
+        self.guards_bank = False
+        self.guards_stack = False
+
+    def fill_in(self, text: str) -> str:
+        """`text` with the bank and the stack pointer as numbers where they are known; a statement
+        that sets the bank makes it known (a number) or unknown (from data)."""
+        if "rb" not in text and "& 7" not in text:  # most statements: nothing to fill in
+            return text
+        setting = _BANK_LOCAL_SET.match(text)
+        if setting:
+            if setting[2].isdigit():
+                self.bank, self.bank_from_entry = int(setting[2]), False
+                return f"{setting[1]}C.rb = {setting[2]}"
+            self.bank = None
+            return text
+        bank = self.bank
+        if bank is not None and _BANK_LOCAL.search(text):
+            text = _BANK_LOCAL.sub(str(bank), _REGISTER.sub(lambda found: str(bank | int(found[1])), text))
+            self.guards_bank = self.guards_bank or self.bank_from_entry
+        if self.stack is not None and "& 7" in text:
+            text, popped = _POPPED.subn(str((self.stack - 1) & 7), text)
+            text, read = _STACK_POINTER.subn(str(self.stack), text)
+            self.guards_stack = self.guards_stack or bool(popped or read)
+        return text
+
+    def after(self, opcode: int) -> None:
+        """The stack pointer after the instruction (CALL pushes, RET pops, others set it from data)."""
+        if self.stack is not None and STACK_POINTER[opcode]:
+            self.stack = (
+                (self.stack + 1) & 7 if CALL[opcode] else (self.stack - 1) & 7 if RETURN[opcode] else None
+            )
+
+
+_SCRATCH = re.compile(r"^(\w+) = (.+)$")
+_NAME = re.compile(r"(?<!\w)[A-Za-z_]")
+"""A name in an expression (hexadecimal digits follow a 0x): the expression is not a number."""
+"""A statement of an instruction's own that sets a local (not a `CACHED` field's, not the bank's)."""
+
+
+def _fold_constants(lines: list[str], start: int) -> dict[str, str]:
+    """Fold the locals that an instruction's statements (`lines[start:]`) set once, unconditionally,
+    to a number known at compile time (a return address, a register's index, the stack pointer):
+    the statement is dropped and the number written where the local is read. The locals it set so."""
+    known: dict[str, str] = {}
+    index = start
+    while index < len(lines):
+        found = _SCRATCH.match(lines[index])
+        name = found[1] if found else ""
+        if (
+            found
+            and not _NAME.search(found[2])
+            and name not in ("ca", "cpsw", "rb")
+            and _assigned_once(lines, start, name)
+        ):
+            value = _number(found[2])
+            if value is not None:
+                known[name] = value
+                del lines[index]
+                local = _local(name)
+                lines[start:] = [local.sub(known[name], line) for line in lines[start:]]
+                continue
+        index += 1
+    return known
+
+
+@cache
+def _number(expression: str) -> str | None:
+    """The number an expression without names (our own template text) comes to, else None."""
+    try:
+        value = eval(expression, {"__builtins__": {}})
+    except NameError:
+        return None
+    return str(value) if isinstance(value, int) else None
+
+
+@cache
+def _local(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![.\w]){name}\b")
+
+
+@cache
+def _assignment(name: str) -> re.Pattern[str]:
+    return re.compile(rf"\s*{name}\b[^=]*(?<![=!<>])=(?!=)")
+
+
+def _assigned_once(lines: list[str], start: int, name: str) -> bool:
+    target = _assignment(name)
+    return sum(1 for line in lines[start:] if target.match(line)) == 1
+
+
+def _substituted(known: dict[str, str], text: str) -> str:
+    for name, value in known.items():
+        text = _local(name).sub(value, text)
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,13 +454,22 @@ def block_source(
     prog: bytes | bytearray,
     start: int,
     jump_a11: int = 0,
+    bank: int | None = None,
+    stack: int | None = None,
 ) -> BlockSource | None:
     """The block at `start`, None if it would hold less than two instructions and not loop on
     itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
     or any other exit back to `start` starts the next pass inside the
     function when the fast loop would run the block again there (the same stop test) and the caller
     allows it (`passes`); a block whose conditional branch goes back to `start` ends after it. (A
-    delay loop at `start`, `countdown_at`, is `countdown_source`'s.)"""
+    delay loop at `start`, `countdown_at`, is `countdown_source`'s.)
+
+    Compiled for a register `bank` and a `stack` pointer (None: read at run time), the block has
+    its registers' and the stack's RAM addresses as numbers: it then begins with a guard that hands
+    a run in another bank or at another stack depth to `Cpu.block_variant`, and it loops back to
+    `start` only where both are as at its entry. A RET back from a routine run inline does not read
+    the return address back when nothing on the way can have changed it (no write through R0/R1,
+    no change of the stack pointer)."""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
@@ -349,12 +481,20 @@ def block_source(
     banked = False  # an instruction uses the register bank
     pcs: list[int] = []
     returns: list[int] = []  # the return address of the CALL whose routine the block runs through
+    pushed_intact = False  # nothing since that CALL can have changed the address it pushed
+    static = _Static(bank, stack)
+    tests_stop = False  # the fast loop's entry test is made inside (after a stop may have moved)
 
     def leave(target: str, ran: int) -> str:
         return f"{held.flush()}return ({target}) | ({ran << CYCLE_SHIFT}{OFFSET})"
 
     def go_on_at(exit_to: str, expected: int, ran: int) -> list[str]:
         """Go on at `expected` when the instruction's exit is there (a run-time test), else leave."""
+        jump = _JUMP_EXIT.match(exit_to)
+        if (
+            jump and int(jump[1]) | int(jump[2]) | jump_a11 == expected
+        ):  # a JMP's or CALL's: only A11 can differ
+            return [f"if C.jump_a11 != {jump_a11}:", "    " + leave(exit_to, ran)]
         return [f"to = {exit_to}", f"if to != {expected}:", "    " + leave("to", ran)]
 
     def again(indent: str, ran: int) -> list[str]:
@@ -381,7 +521,8 @@ def block_source(
             if not TRACEABLE[opcode] or (pc >= PROGRAM_START) != (start >= PROGRAM_START):
                 fetches = None
         if check_stop:  # the instruction before may have moved the stop: the fast loop's test
-            lines.append(f"if c0 + {WHOLE} >= C.stop:")
+            lines.append(f"if {END} >= C.stop:")
+            tests_stop = True
             lines.append("    " + leave(str(pc), before))
         through = FALLS_THROUGH[opcode]
         taken = (following & 0xF00) | prog[following]
@@ -389,38 +530,44 @@ def block_source(
         form = FORMS[opcode]
         banked = banked or form.banked
         values = {"pc": following, "cyc": f"(c0 + {cycles})", "arg": prog[following]}
-        calls_out = form.calls_out
-        if calls_out:  # the board and the CPU's methods see the fields as they are
-            if held.dirty:
-                lines.append(held.flush().removesuffix("; "))
-                held.dirty.clear()
-        else:
+        on_fields = form.calls_cpu
+        if form.calls_out and held.dirty:  # the board and the CPU's methods see the fields as they are
+            lines.append(held.flush().removesuffix("; "))
+            held.dirty.clear()
+        if not on_fields:
             for field, local in form.loads:
                 if field not in held.valid:
                     lines.append(f"{local} = {field}")
                     held.valid.add(field)
+        mark = len(lines)
         for line in form.lines:
-            if closes and line.taken:
+            text = static.fill_in((line.text if on_fields else line.held).format_map(values))
+            if closes and line.taken and (static.bank, static.stack) == (bank, stack):
                 lines.extend(again("    ", cycles))
                 loops = True
                 continue
-            text = (line.text if calls_out else line.held).format_map(values)
             if line.indent is not None:
                 text = line.indent + leave(text, cycles)
             lines.append(text)
-            if not calls_out:
+            if not on_fields:
                 held.valid |= line.assigns
                 held.dirty |= line.assigns
-        if calls_out:
+        if on_fields:
             held.valid.clear()
+        known = _fold_constants(lines, mark)
+        exit_text = _substituted(
+            known, static.fill_in((form.last.text if on_fields else form.last.held).format_map(values))
+        )
+        static.after(opcode)
         if through:
             check_stop = MOVES_STOP[opcode]
+            pushed_intact = pushed_intact and not (POINTER_WRITE[opcode] or STACK_POINTER[opcode])
             pc = following if LENGTHS[opcode] == 1 else NEXT_PC[following]
             if closes:  # the loop ends here: the code after it would only lengthen each pass's test
                 lines.append(leave(str(pc), cycles))
                 break
             continue
-        exit_to = (form.last.text if calls_out else form.last.held).format_map(values)
+        exit_to = exit_text
         target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] or CALL[opcode] else -1
         if CALL[opcode] and not returns and (target >= PROGRAM_START) == (start >= PROGRAM_START):
             length = routine_length(prog, target)  # a short routine in the same memory runs inline
@@ -428,15 +575,17 @@ def block_source(
                 returns.append(NEXT_PC[following])
                 lines.extend(go_on_at(exit_to, target, cycles))
                 check_stop = False
+                pushed_intact = True
                 pc = target
                 continue
         if RETURN[opcode] and returns:  # back from the routine, if the stack still says so
             back = returns.pop()
-            lines.extend(go_on_at(exit_to, back, cycles))
+            if not pushed_intact:
+                lines.extend(go_on_at(exit_to, back, cycles))
             check_stop = False
             pc = back
             continue
-        if target != start or not JUMP[opcode]:
+        if target != start or not JUMP[opcode] or (static.bank, static.stack) != (bank, stack):
             lines.append(leave(exit_to, cycles))
             break
         lines.extend(go_on_at(exit_to, target, cycles))
@@ -449,13 +598,20 @@ def block_source(
         return None
     lines = _drop_overwritten_flags(lines)
     head = [f"def block(c0, passes=True, {BOUND}):"]
-    if banked:  # the register bank in a local, kept up to date
+    guards = [f"C.rb != {bank}"] if static.guards_bank else []
+    guards += [f"C.psw & 7 != {stack}"] if static.guards_stack else []
+    if guards:  # run elsewhere: the variant for the bank and stack pointer there
+        head.append(f"    if {' or '.join(guards)}:")
+        head.append(f"        return C.block_variant({start}, c0, passes)")
+    if banked and bank is None:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")
     if loops:
         head += ["    first = c0", "    while True:"]
         if not moves_stop:  # the stop stays as it is: read it once
             head.insert(-2, f"    last = C.stop - {WHOLE} if passes else -1")
             lines = [line.replace(PASS_TEST, "if c0 < last:") for line in lines]
+    if tests_stop:  # the pass's end below the stop: computed once a pass
+        head.append(f"{'    ' if loops else ''}    {END} = c0 + {WHOLE}")
     indent = "        " if loops else "    "
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(

@@ -28,6 +28,7 @@ from hilbridge.machine import idle
 from hilbridge.machine.blocks import (
     BLOCK_HOT,
     COVERED_DELAY,
+    CYCLE_SHIFT,
     Block,
     BlockSource,
     FetchTable,
@@ -129,6 +130,7 @@ class Cpu:
         "trace_blocks",
         "trace_fetches",
         "trace_first_fetches_after",
+        "variants",
         "visits",
         "xirq_enabled",
     )
@@ -146,6 +148,9 @@ class Cpu:
         # static path leads back to it (`idle.may_return`, asked again at each round otherwise)
         self.blocks, self.visits, self.covered, self.spin_paths = _fresh_code()
         self.code_switched = False
+        # per (block function, register bank, stack pointer) elsewhere than compiled for: the
+        # variant compiled for them, or the times run one instruction at a time so far
+        self.variants: dict[tuple[object, int, int], Callable[[int, bool], int] | int] = {}
         self.block_hot = BLOCK_HOT  # tests set 1 to compile every block at once
         self.replaced: set[int] = set()  # opcodes whose handler `replace_handler` changed
         self.handlers: list[Callable[[int, int], int]] = [namespace[f"op_{op:02X}"] for op in range(256)]  # type: ignore[misc]
@@ -630,6 +635,7 @@ class Cpu:
         self.stop = 0  # the new ones (_refresh_stop_at keeps the stop there until it has)
         if view is None:
             self.block_sets.clear()
+            self.variants.clear()
             self.blocks, self.visits, self.covered, self.spin_paths = _fresh_code()
             return
         found = self.block_sets.get(view)
@@ -672,7 +678,7 @@ class Cpu:
         if countdown is not None:
             found: BlockSource | None = countdown_source(self.prog, pc, countdown)
         else:
-            found = block_source(self.prog, pc, self.jump_a11)
+            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
         if found is None:
             self.blocks[pc] = False
             return False
@@ -689,6 +695,25 @@ class Cpu:
         function = self._block_function(pc, found.source)
         block = self.blocks[pc] = (function, found.cycles, after_first, whole, found.alike)  # type: ignore[assignment]
         return block
+
+    def block_variant(self, pc: int, cycle: int, passes: bool) -> int:
+        """Run the block at `pc` in the current register bank and at the current stack pointer,
+        which are not those it was compiled for (its guard calls this): their variant, compiled
+        once it has been asked for `block_hot` times; until then one instruction, as the fast loop
+        would run it (the block runs only when all of it ends before the stop)."""
+        key = (self.blocks[pc][0], self.rb, self.psw & 7)  # type: ignore[index]
+        variant = self.variants.get(key, 0)
+        if isinstance(variant, int):
+            if variant + 1 < self.block_hot:
+                self.variants[key] = variant + 1
+                opcode = self.prog[pc]
+                end = cycle + CYCLES[opcode]
+                return self.handlers[opcode](NEXT_PC[pc], end) | (CYCLES[opcode] << CYCLE_SHIFT)
+            if len(self.variants) >= 4096:
+                self.variants.clear()
+            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+            variant = self.variants[key] = self._block_function(pc, found.source)  # type: ignore[union-attr]
+        return variant(cycle, passes)
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:
         names = self.block_names

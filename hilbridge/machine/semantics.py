@@ -107,9 +107,9 @@ SEMANTICS: dict[str, str] = {
     ),
     "JMP addr11": f"{ARG}\nreturn {{page}} | arg | C.jump_a11",
     "CALL addr11": (
-        f"{ARG}\nret = (pc & 0x800) | ((pc + 1) & 0x7FF)\npsw = C.psw\nsp = psw & 7\n"
-        "M[8 + 2 * sp] = ret & 0xFF\nM[9 + 2 * sp] = (ret >> 8) | (psw & 0xF0)\n"
-        "C.psw = (psw & 0xF0) | ((sp + 1) & 7)\nreturn {page} | arg | C.jump_a11"
+        f"{ARG}\nret = (pc & 0x800) | ((pc + 1) & 0x7FF)\nsp = C.psw & 7\n"
+        "M[8 + 2 * sp] = ret & 0xFF\nM[9 + 2 * sp] = (ret >> 8) | (C.psw & 0xF0)\n"
+        "C.psw = (C.psw & 0xF0) | ((sp + 1) & 7)\nreturn {page} | arg | C.jump_a11"
     ),
     "RET": (
         "sp = (C.psw - 1) & 7\nC.psw = (C.psw & 0xF0) | sp\n"
@@ -230,7 +230,10 @@ NEXT_PC: tuple[int, ...] = tuple((pc & 0x800) | ((pc + 1) & 0x7FF) for pc in ran
 HANDLERS_SOURCE = "\n".join(handler_source(opcode) for opcode in range(256))
 HANDLERS_CODE = compile(HANDLERS_SOURCE, "<hilbridge 8048 handlers>", "exec")
 
-EFFECT_NAMES = frozenset({"board", "branch", "stop", "timer", "t1", "irq", "timer_flag", "irq_state"})
+EFFECT_NAMES = frozenset(
+    {"board", "branch", "stop", "timer", "t1", "irq", "timer_flag", "irq_state"}
+    | {"pointer_write", "stack_pointer"}
+)
 
 
 def _load_effects() -> dict[str, frozenset[str]]:

@@ -404,3 +404,91 @@ def test_the_static_spin_search_runs_once_per_start_and_program_view(name, monke
     monkeypatch.setattr(idle, "may_return", counted)
     console.run_frames(300)
     assert asked and len(asked) == len(set(asked))
+
+
+SHARED = (
+    INTERRUPTS_AND_P1
+    + """        mov r1,#{pointer}
+        {setup}
+main:   call work
+        sel rb1
+        call work
+        sel rb0
+        call nest
+        {between}
+        jmp main
+nest:   call work
+        ret
+work:   {body1}
+        call put
+        {body2}
+        ret
+put:    {routine}
+        ret
+"""
+)
+"""One routine (`work`, with a short routine run inline) run in both register banks and at two
+stack depths: a block compiled for one must hand the others to their variants."""
+SHARED_BODIES = (
+    "inc r2",
+    "mov a,r2",
+    "add a,r3",
+    "mov r3,a",
+    "xch a,r4",
+    "djnz r7,$+2",
+    "movx @r0,a",
+    "mov @r1,a",  # R1 at the stack (or a register): the return address may change
+    "inc @r1",
+    "xchd a,@r1",
+    "mov a,psw",
+    "mov psw,a",  # the bank and the stack pointer from A
+    "sel rb1",
+    "sel rb0",
+    "jz out",
+    "cpl a",
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    body1=st.lists(st.sampled_from(SHARED_BODIES), max_size=4),
+    body2=st.lists(st.sampled_from(SHARED_BODIES), max_size=3),
+    routine=st.lists(st.sampled_from(SHARED_BODIES), max_size=4),
+    between=st.sampled_from(("", "inc r5", "mov a,psw\n        anl a,#0F8h\n        mov psw,a")),
+    pointer=st.sampled_from((0x0A, 0x0C, 0x0D, 0x20)),
+    setup=st.sampled_from(SETUPS),
+    hot=st.sampled_from((1, 2, 5)),
+    targets=st.lists(st.integers(1, 8000), max_size=3).map(sorted),
+    irq_at=st.lists(st.integers(0, 8000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+def test_blocks_run_in_other_banks_and_stack_depths_equal_stepping(
+    body1, body2, routine, between, pointer, setup, hot, targets, irq_at
+):
+    """A block has its registers' and stack's addresses as numbers for the bank and stack pointer it
+    was compiled for: run with others it must run their variant (or, until that is hot, one
+    instruction), loop back only where both are as at its entry, and a RET after an inline routine
+    must read the return address back whenever a write through R1 or a new PSW may have moved it."""
+    joined = "\n        ".join
+    source = SHARED.format(
+        pointer=pointer,
+        setup=setup,
+        body1=joined(body1),
+        body2=joined(body2),
+        routine=joined(routine),
+        between=between,
+    )
+    image = assemble_cart(source + "out:    inc r6\n        jmp main\n")
+
+    def vdc():
+        return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc())
+    console.cpu.block_hot = hot
+    records: list[object] = []
+    console.add_bus_listener(records.append)
+    for target in [*targets, 8000]:
+        console.cpu.run_until(target)
+    fast = console.cpu.state(), bytes(console.ram), records, console.vdc.writes
+    assert fast == run(image, 8000, False, vdc(), hot)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 
+from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.blocks import FALLS_THROUGH, MOVES_STOP
+from hilbridge.machine.cartridge import load_cartridge
+from hilbridge.machine.console import Console
 from hilbridge.machine.semantics import EFFECTS, NEXT, SEMANTICS, form_of
 from hilbridge.mcs48 import INSTRUCTIONS
 
@@ -19,6 +23,8 @@ WITNESSES = {
     "irq": r"B\.irq\(",
     "timer_flag": r"C\.timer_flag\b",
     "irq_state": r"C\.irq_in_progress\b",
+    # a RAM write at the pointer, or through a local that holds it
+    "pointer_write": r"(?s)M\[\(M\[C\.rb \| \{i\}\] & 0x3F\)\] =|r = \(M\[C\.rb \| \{i\}\].*M\[r\] =",
 }
 
 
@@ -44,3 +50,20 @@ def test_the_expander_and_timer_methods_are_declared_as_board_and_timer_effects(
     assert {"board"} <= EFFECTS["MOVD A,Pp"]
     assert {"timer", "stop"} <= EFFECTS["STRT T"]
     assert "t1" in EFFECTS["JNT1 addr8"] and "irq" in EFFECTS["JNI addr8"]
+
+
+@pytest.mark.parametrize("opcode", range(256))
+def test_an_instruction_that_changes_the_stack_pointer_declares_it(opcode):
+    """Blocks know the stack pointer at compile time and follow CALL and RET: any other change of
+    PSW bits 0-2 must be declared (`stack_pointer`), or their code would use a wrong stack address."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(bytes(2048), "o2_rom"))
+    cpu = console.cpu
+    form = form_of(INSTRUCTIONS[opcode])[0]
+    for a, psw in ((0x00, 0x03), (0xFF, 0x04), (0x5A, 0x17), (0xA5, 0xF8)):
+        cpu.a, cpu.psw, cpu.rb = a, psw, 24 if psw & 0x10 else 0
+        cpu.ram[:] = bytes(range(0x40, 0x80))
+        cpu.handlers[opcode](0x401, 100)
+        if (cpu.psw ^ psw) & 7:
+            assert "stack_pointer" in EFFECTS[form], form
