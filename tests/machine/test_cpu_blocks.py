@@ -371,6 +371,7 @@ FLAG_USERS = (
 )
 
 
+@pytest.mark.slow  # 5-12 s; the development loop has the other blocks = stepping tests
 @settings(max_examples=200, deadline=None)
 @given(
     body=st.lists(st.sampled_from(FLAG_USERS), min_size=2, max_size=10),
@@ -449,6 +450,7 @@ SHARED_BODIES = (
 )
 
 
+@pytest.mark.slow  # ~16 s; the development loop has the other blocks = stepping tests
 @settings(max_examples=150, deadline=None)
 @given(
     body1=st.lists(st.sampled_from(SHARED_BODIES), max_size=4),
