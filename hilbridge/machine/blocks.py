@@ -54,9 +54,9 @@ _CYC = re.compile(r"\bcyc\b")
 WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
 PASS_TEST = f"if passes and c0 + {WHOLE} < C.stop:"
+"""The fast loop's entry test before a next pass inside the function."""
 END = "end"
 """The local that holds the cycle a pass of the block ends at, at most (`c0` plus its most cycles)."""
-"""The fast loop's entry test before a next pass inside the function."""
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
@@ -320,9 +320,9 @@ class _Static:
 
 
 _SCRATCH = re.compile(r"^(\w+) = (.+)$")
+"""A statement of an instruction's own that sets a local (not a `CACHED` field's, not the bank's)."""
 _NAME = re.compile(r"(?<!\w)[A-Za-z_]")
 """A name in an expression (hexadecimal digits follow a 0x): the expression is not a number."""
-"""A statement of an instruction's own that sets a local (not a `CACHED` field's, not the bank's)."""
 
 
 def _fold_constants(lines: list[str], start: int) -> dict[str, str]:
