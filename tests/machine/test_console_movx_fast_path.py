@@ -165,6 +165,7 @@ def selects_alone(console: Console) -> tuple[bool, bool]:
     return quiet and external and vdc and not ram, quiet and external and ram and not vdc
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     mapper=st.sampled_from(sorted(CARTS)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart
@@ -51,6 +52,7 @@ def run(image: bytes, targets: list[int], stepped: bool, irq_at: tuple[int, ...]
     return cpu.state(), records
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     count=st.integers(0, 255),

@@ -114,6 +114,7 @@ def test_bulk_overlap_reads_equal_the_per_read_path_anywhere(
     assert_bulk_equals_one_by_one(vdc, start, period, count)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     region=st.sampled_from(REGIONS),

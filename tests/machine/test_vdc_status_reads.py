@@ -96,6 +96,7 @@ def test_bulk_status_reads_equal_the_per_read_path_in_the_skips_of_a_running_car
     assert sum(skipped) > 1000, f"only {sum(skipped)} status reads were skipped in bulk"
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     region=st.sampled_from(REGIONS),
