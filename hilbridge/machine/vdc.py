@@ -156,22 +156,19 @@ class Vdc:
         # per register lock: the CONTROL bit that locks it (0: never locked), so an access tests one AND
         lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
         # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
-        # bit, redraw, sound-clocked): the register table decided once, not at each of the
-        # thousands of writes a frame some carts make
+        # bit, redraw, sound-clocked, plain: stored under a mask and not sound-clocked): the
+        # register table decided once, not at each of the thousands of writes a frame some carts make
         self._write_plan = tuple(
             (
                 info.canonical,
-                info.write_mask if info.canonical < 0xF0 else None,
+                mask,
                 lock_bits[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
                 info.redraw,
                 info.canonical in SOUND_CLOCKED,
+                mask is not None and info.canonical not in SOUND_CLOCKED,
             )
             for info in self._info
-        )
-        # per address, (canonical address, write mask, lock bit, plain, redraw): `write`'s fast path
-        self._fast_write_plan = tuple(
-            (a, mask or 0, lock, mask is not None and not sound_clocked and lock != 0xFF, redraw)
-            for a, mask, lock, redraw, sound_clocked in self._write_plan
+            for mask in [info.write_mask if info.canonical < 0xF0 else None]
         )
         # per address, what a read of a stored byte needs: (canonical address, lock bit), the
         # canonical address READS_ZERO for a register that reads 0 and COMPUTED for the others
@@ -234,12 +231,9 @@ class Vdc:
 
     # -- beam -------------------------------------------------------------------------------------
     def _beam_pixel(self, cycle: int) -> int:
-        """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there
-        (`_access_time`, written out: every redraw and status read asks)."""
-        begun = self._slice_start(cycle - MOVX_CYCLES)
+        """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
         pixel_as = self._pixel_as
-        time = begun * self._cycle_as + (cycle - begun) * self._slice_cycle_as
-        return (time + pixel_as // 2) // pixel_as
+        return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
     def position(self, cycle: int) -> tuple[int, int]:
         """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
@@ -669,10 +663,7 @@ class Vdc:
         if end > VISIBLE_AREA:
             end = VISIBLE_AREA
         if start < end:
-            picture = self._picture
-            if picture is None:
-                picture = self._current_picture()
-            self.renderer.add_range(start, end, picture, self.lum_bright)
+            self.renderer.add_range(start, end, self._current_picture(), self.lum_bright)
 
     def _update_now(self, line: int, hpos: int) -> None:
         """MAME update_now with the beam at (`line`, `hpos`): draw up to the pixel before it and
@@ -708,8 +699,7 @@ class Vdc:
     def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
         if pixel is None:
             pixel = self._beam_pixel(cycle)
-        if pixel >= self._frame_end or self._deferred_update >= 0:
-            self._catch_up(pixel)
+        self._catch_up(pixel)
         line0 = self._frame_end - self._frame_pixels + self._line0_offset
         into_frame = pixel - line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
@@ -832,34 +822,9 @@ class Vdc:
         return self.collision_status
 
     def write(self, address: int, value: int, cycle: int) -> None:
-        """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction.
-
-        Most writes (a game setting up its objects, vdc_regs' hundreds a frame) go to a plain
-        register (stored under a mask, not sound-clocked) that is not locked, before the frame end,
-        and leave the picture as it is: they only note the redraw, if the register has one, and
-        store the byte. The others take `write_in_full`, which also does these as they do here."""
-        a, mask, lock, plain, redraw = self._fast_write_plan[address & 0xFF]
-        if plain and cycle < self._frame_end_cycle:
-            start = cycle - MOVX_CYCLES
-            if start >= self._quiet_until:  # _sync_events' own early-out, without the call
-                self._sync_events(start)
-            registers = self.registers
-            control = registers[CONTROL]
-            if not control & lock:
-                old = registers[a]
-                if value == old:  # no redraw, nothing stored (the byte is stored masked)
-                    return
-                new = value & mask
-                if not (old ^ new) & self.drawing_bits[control & DRAWING_STATES][a]:
-                    if redraw:
-                        self._deferred_update = cycle
-                    registers[a] = new
-                    return
-        self.write_in_full(address, value, cycle)
-
-    def write_in_full(self, address: int, value: int, cycle: int) -> None:
-        """`write` step by step: what MAME's write handler does, each case."""
-        a, mask, lock, redraw, sound_clocked = self._write_plan[address & 0xFF]
+        """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction: what
+        MAME's write handler does, each case."""
+        a, mask, lock, redraw, sound_clocked, plain = self._write_plan[address & 0xFF]
         registers = self.registers
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
@@ -871,6 +836,13 @@ class Vdc:
         old = registers[a]
         new = old if mask is None else value & mask
         changes_picture = (old ^ new) & self.drawing_bits[registers[CONTROL] & DRAWING_STATES][a]
+        if plain and not changes_picture and cycle < self._frame_end_cycle:
+            # most writes (a game setting up its objects, vdc_regs' hundreds a frame): what the
+            # steps below come to for them, without the steps that cannot apply
+            if redraw and value != old:
+                self._deferred_update = cycle
+            registers[a] = new
+            return
         if redraw and value != old:
             # MAME redraws up to the beam, even when the picture stays the same: where its last
             # update stopped decides where the frame end goes on drawing. Consecutive
