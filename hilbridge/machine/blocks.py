@@ -555,7 +555,7 @@ def block_source(
         if on_fields:
             held.valid.clear()
         known = _fold_constants(lines, mark)
-        exit_text = _substituted(
+        exit_to = _substituted(
             known, static.fill_in((form.last.text if on_fields else form.last.held).format_map(values))
         )
         static.after(opcode)
@@ -567,7 +567,6 @@ def block_source(
                 lines.append(leave(str(pc), cycles))
                 break
             continue
-        exit_to = exit_text
         target = ((opcode >> 5) << 8) | prog[following] | jump_a11 if JUMP[opcode] or CALL[opcode] else -1
         if CALL[opcode] and not returns and (target >= PROGRAM_START) == (start >= PROGRAM_START):
             length = routine_length(prog, target)  # a short routine in the same memory runs inline

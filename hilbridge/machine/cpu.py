@@ -64,6 +64,8 @@ TRY_COST = 48
 the cached analysis): an anchor that has skipped is given up when its tries cost more than they save."""
 CREDIT_CAP = 1 << 16
 """Cycles of saving an anchor keeps to its credit (a long wait pays for that many cycles' tries)."""
+VARIANTS_KEPT = 4096
+"""Blocks' variants for other banks and stack depths kept (`Cpu.block_variant`); then they start over."""
 
 
 def _nothing(ram: bytearray) -> tuple[()]:
@@ -709,7 +711,7 @@ class Cpu:
                 opcode = self.prog[pc]
                 end = cycle + CYCLES[opcode]
                 return self.handlers[opcode](NEXT_PC[pc], end) | (CYCLES[opcode] << CYCLE_SHIFT)
-            if len(self.variants) >= 4096:
+            if len(self.variants) >= VARIANTS_KEPT:
                 self.variants.clear()
             found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
             variant = self.variants[key] = self._block_function(pc, found.source)  # type: ignore[union-attr]
