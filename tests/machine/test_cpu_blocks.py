@@ -53,19 +53,13 @@ def assert_fast_equals_step(image: bytes, cycles: int, vdc_of, hot: int = 1):
     return fast
 
 
-MOVED_STOP = """
-        org 400h
-        jmp start
-        jmp irq
-        jmp start
-irq:    mov r1,#0A1h
-        movx a,@r1      ; acknowledge /INT
-        inc r5          ; count the interrupts
-        retr
-start:  mov a,#0B4h
-        outl p1,a
-        en i
-        mov r0,#0A0h
+INTERRUPTS_AND_P1 = (
+    RELOADING_VECTORS.replace("        mov a,#{reload}\n        mov t,a\n", "") + "        mov r0,#0A0h\n"
+)
+"""The vectors, interrupt routines that count in R5 and R6, the VDC selected and R0 at A0h."""
+MOVED_STOP = (
+    INTERRUPTS_AND_P1
+    + """        en i
 loop:   mov a,r6
         inc r6
         anl a,#{mask}
@@ -73,6 +67,7 @@ loop:   mov a,r6
         {tail}
         jmp loop
 """
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -173,10 +168,6 @@ def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc, skip: bool 
     return console.cpu.state(), bytes(console.ram), records, vdc.writes
 
 
-INTERRUPTS_AND_P1 = (
-    RELOADING_VECTORS.replace("        mov a,#{reload}\n        mov t,a\n", "") + "        mov r0,#0A0h\n"
-)
-"""The vectors, interrupt routines that count in R5 and R6, the VDC selected and R0 at A0h."""
 CHAINING = (
     INTERRUPTS_AND_P1
     + """        {setup}
