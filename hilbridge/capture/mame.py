@@ -202,6 +202,13 @@ class CaptureLines:
         return items
 
 
+def _ends_done(path: Path) -> bool:
+    """Whether capture.lua finished the file ("# done", its last line, is written after the last frame)."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 64))
+        return handle.read().rstrip().endswith(b"# done")
+
+
 def _split(rows: np.ndarray) -> list[BatchItem]:
     return [RecordBatch(rows[at : at + BATCH_RECORDS]) for at in range(0, len(rows), BATCH_RECORDS)]
 
@@ -313,6 +320,23 @@ class MameSource(BatchStream):
         if (Path(self._scratch.name) / CAPTURE_FILE).stat().st_size <= CACHED_BYTES:
             self._entry.store(time.perf_counter() - self._started)
 
+    def _finish_for_cache(self) -> None:
+        """A capture closed before MAME finished (a check stops at its last frame, not the
+        capture's): with the MAME-run cache on, let MAME finish and keep the whole run, so the same
+        capture is read from the cache next time. Given up when the file passes CACHED_BYTES (it
+        would not be kept) or the timeout."""
+        process, entry, scratch = self._process, self._entry, self._scratch
+        if process is None or entry is None or entry.folder is None or scratch is None:
+            return
+        path = Path(scratch.name) / CAPTURE_FILE
+        while process.poll() is None:
+            too_big = path.exists() and path.stat().st_size > CACHED_BYTES
+            if too_big or time.perf_counter() - self._started > self.timeout:
+                return
+            time.sleep(POLL_SECONDS)
+        if process.returncode == 0 and _ends_done(path):
+            self._keep_run()
+
     def _line_blocks(self, path: Path) -> Iterator[list[str]]:
         """The script's lines as MAME writes them, in blocks of whole lines; ends when MAME has exited
         and all is read."""
@@ -380,6 +404,8 @@ class MameSource(BatchStream):
         self.close()
 
     def close(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._finish_for_cache()
         if self._process is not None and self._process.poll() is None:
             self._process.kill()
             self._process.wait()

@@ -84,3 +84,20 @@ def test_a_cached_mame_capture_is_read_back_equal_and_any_change_runs_mame_again
     assert not longer_cached and longer[: len(first)] == first and len(longer) > len(first)
     pressed, pressed_cached = capture(movie=parse_input_movie("1 press A\n3 release A", "movie"))
     assert not pressed_cached and pressed != first
+
+
+def test_a_mame_capture_closed_early_is_kept_whole_in_the_cache(tmp_path, monkeypatch):
+    # a check closes its source at its last frame, before MAME's: MAME finishes, the whole run is kept
+    require_tool("mame")
+    cart = load_cartridge(build_cart(CARTS["input_read"]), "o2_rom")
+    kinds = ("FETCH", "MOVX_WRITE", "P1")
+    monkeypatch.setenv("HILBRIDGE_MAME_CACHE", "")
+    plain = captured(open_capture("mame", cart, frames=4, kinds=kinds))
+    monkeypatch.setenv("HILBRIDGE_MAME_CACHE", str(tmp_path / "runs"))
+    first = open_capture("mame", cart, frames=4, kinds=kinds)
+    items = first.items()
+    assert [next(items) for _ in range(100)] == plain[:100]
+    items.close()
+    first.close()
+    again = open_capture("mame", cart, frames=4, kinds=kinds)
+    assert (first.from_cache, captured(again), again.from_cache) == (False, plain, True)
