@@ -21,9 +21,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from fractions import Fraction
 from importlib import resources
-from itertools import repeat
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 
@@ -64,29 +63,41 @@ LINE_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W":
 """capture.lua's access lines, "KIND cycle addr data p1", by their first letter."""
 _KIND_CODES = np.full(256, -1, dtype=np.int16)
 _KIND_CODES[[ord(letter) for letter in LINE_KINDS]] = list(LINE_KINDS.values())
+_DIGITS = np.full(256, 99, dtype=np.int64)
+"""A byte's value as a digit (99: none); the cycle is written in decimal, the rest in hexadecimal."""
+_DIGITS[np.frombuffer(b"0123456789", np.uint8)] = range(10)
+_DIGITS[np.frombuffer(b"ABCDEF", np.uint8)] = range(10, 16)
+_DIGITS[np.frombuffer(b"abcdef", np.uint8)] = range(10, 16)
+NEWLINE, RETURN, SPACE = ord("\n"), ord("\r"), ord(" ")
+FIELDS = 5
+MOST_DIGITS = (18, 8, 8, 8)
+"""Longest cycle, address, data and P1 fields read (int64 holds 18 decimal digits)."""
 READ_BYTES = 1 << 20
 
 
-def _whole_lines(blocks: Iterator[str]) -> Iterator[list[str]]:
-    """Text blocks as lists of whole lines (a line cut by a block's end comes with the next block)."""
-    rest = ""
+def _whole_lines(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """Blocks cut after their last newline (a line cut by a block's end comes with the next block)."""
+    rest = b""
     for block in blocks:
-        lines = (rest + block).split("\n")
-        rest = lines.pop()
-        yield lines
+        block = rest + block
+        cut = block.rfind(b"\n") + 1
+        rest = block[cut:]
+        if cut:
+            yield block[:cut]
     if rest:
-        yield [rest]
+        yield rest
 
 
 class CaptureLines:
     """capture.lua's lines as capture items, a block of lines at a time.
 
-    A 90-frame capture is some 700,000 lines, so a block is parsed column by column (numpy) rather
-    than line by line. Stamps follow our emulator's: all fetches of an instruction carry its opcode
-    fetch's cycle (FETCHES says how many an opcode makes; an instruction may continue in the next
-    block); a P1 record comes before the first access that shows P10/P11/P14 changed; a fetch of
-    0400h is followed by `ResetDetected`, one of 0406h by `FrameSync`. Lines stamped at or after
-    `end_cycle` end the capture (`ended`); "# done" (MAME finished writing) sets `done`.
+    A 90-frame capture is some 700,000 lines, so a block is parsed as bytes by array operations
+    (numpy) rather than line by line. Stamps follow our emulator's: all fetches of an instruction
+    carry its opcode fetch's cycle (FETCHES says how many an opcode makes; an instruction may
+    continue in the next block); a P1 record comes before the first access that shows P10/P11/P14
+    changed; a fetch of 0400h is followed by `ResetDetected`, one of 0406h by `FrameSync`. Lines
+    stamped at or after `end_cycle` end the capture (`ended`); "# done" (MAME finished writing) sets
+    `done`.
     """
 
     def __init__(self, kinds: tuple[str, ...], end_cycle: int | None) -> None:
@@ -101,16 +112,22 @@ class CaptureLines:
         self._p1_bits = 0xFF & CART_P1_MASK
         self._syncs = 0
 
-    def items(self, lines: list[str]) -> list[BatchItem]:
-        """The items of the next block of lines (nothing once `ended`)."""
-        if self.ended:
+    def items(self, block: bytes) -> list[BatchItem]:
+        """The items of the next block of whole lines (nothing once `ended`)."""
+        if self.ended or not block:
             return []
-        accesses = [line for line in lines if line[:1] in LINE_KINDS]
-        if len(accesses) < len(lines):
-            self._other_lines(lines)
-        if not accesses:
+        if not block.endswith(b"\n"):
+            block += b"\n"
+        data = np.frombuffer(block, np.uint8)
+        newlines = np.flatnonzero(data == NEWLINE)
+        starts = np.concatenate(([0], newlines[:-1] + 1))
+        ends = newlines - ((data[newlines - 1] == RETURN) & (newlines > starts))  # "\r\n" too
+        access = _KIND_CODES[data[starts]] >= 0
+        if not access.all():
+            self._other_lines(block, starts[~access], ends[~access])
+        if not access.any():
             return []
-        kinds, stamps, addresses, values, p1 = self._columns(accesses)
+        kinds, stamps, addresses, values, p1 = _columns(data, newlines, access, starts, ends)
         fetches = np.flatnonzero(kinds == CAPTURE_KINDS["FETCH"])
         stamps[fetches] = self._instruction_stamps(stamps[fetches], values[fetches])
         beyond = stamps >= self.end_cycle if self.end_cycle is not None else None
@@ -121,49 +138,29 @@ class CaptureLines:
             self.ended = True
         return self._batches(kinds, stamps, addresses, values, p1, fetches)
 
-    def _other_lines(self, lines: list[str]) -> None:
+    def _other_lines(self, block: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
         """Frame lines ("E"), comments and the closing "# done"; anything else is not capture.lua's."""
-        for line in [line for line in lines if line[:1] not in LINE_KINDS]:
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            line = block[start:end].decode("ascii", "replace")
             if line[:1] not in ("", "E", "#"):
                 raise HilbridgeError(f"capture.lua wrote a line this hilbridge does not know: {line[:80]!r}")
             self.done = self.done or line.startswith("# done")
-
-    @staticmethod
-    def _columns(lines: list[str]) -> tuple[np.ndarray, ...]:
-        fields = " ".join(lines).split()
-        count = len(lines)
-        if len(fields) != 5 * count or len(letters := "".join(fields[0::5])) != count:
-            bad = next((line for line in lines if len(line.split()) != 5 or line[1:2] != " "), lines[0])
-            raise HilbridgeError(f"capture.lua line needs 5 fields (KIND cycle addr data p1): {bad[:80]!r}")
-        kinds = _KIND_CODES[np.frombuffer(letters.encode("ascii"), np.uint8)].astype(np.int64)
-        try:
-            stamps = np.fromiter(map(int, fields[1::5]), np.int64, count)
-            addresses, values, p1 = (
-                np.fromiter(map(int, fields[column::5], repeat(16, count)), np.int64, count)
-                for column in (2, 3, 4)
-            )
-        except ValueError as error:
-            raise HilbridgeError(f"capture.lua wrote a bad number: {error}") from None
-        if addresses.max() > 0xFFFF or max(values.max(), p1.max()) > 0xFF:
-            raise HilbridgeError("capture.lua wrote an address above FFFFh or a data or P1 value above FFh")
-        if min(addresses.min(), values.min(), p1.min(), stamps.min()) < 0:
-            raise HilbridgeError("capture.lua wrote a negative number")
-        return kinds, stamps, addresses, values, p1
 
     def _instruction_stamps(self, stamps: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Each fetch's stamp: the cycle of its instruction's opcode fetch (the fetches before this
         block's first opcode belong to the instruction the last block left open)."""
         count = len(stamps)
-        counts = FETCH_COUNTS[values].tolist()
-        opcodes = []
-        index = min(self._remaining, count)
-        while index < count:  # sequential by nature: an opcode says where the next one is
-            opcodes.append(index)
-            index += counts[index]
-        self._remaining = index - count if opcodes else self._remaining - count
+        counts = FETCH_COUNTS[values]
+        opcodes = _opcode_fetches(counts, min(self._remaining, count))
+        if len(opcodes):
+            self._remaining = int(opcodes[-1] + counts[opcodes[-1]]) - count
+        else:
+            self._remaining -= count
         starts = np.concatenate(([self._start], stamps[opcodes]))
         self._start = int(starts[-1])
-        return starts[np.searchsorted(np.array(opcodes, dtype=np.int64), np.arange(count), side="right")]
+        opened = np.zeros(count, np.int64)  # how many instructions start at or before each fetch
+        opened[opcodes] = 1
+        return starts[np.cumsum(opened)]
 
     def _batches(self, kinds, stamps, addresses, values, p1, fetches) -> list[BatchItem]:
         """Records (a P1 record where the slot's P1 bits change, then the access) split at markers."""
@@ -207,6 +204,66 @@ def _ends_done(path: Path) -> bool:
     with path.open("rb") as handle:
         handle.seek(max(0, path.stat().st_size - 64))
         return handle.read().rstrip().endswith(b"# done")
+
+
+def _columns(
+    data: np.ndarray, newlines: np.ndarray, access: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Kind, cycle, address, data and P1 of the access lines (`access`) of a block of lines: each
+    must be a kind letter and four numbers, one space apart."""
+    is_space = data == SPACE
+    spaces = np.flatnonzero(is_space)
+    per_line = np.diff(np.cumsum(is_space)[newlines], prepend=0)  # a line's spaces come together
+    starts, ends = starts[access], ends[access]
+    wrong = np.flatnonzero(per_line[access] != FIELDS - 1)
+    if not wrong.size:
+        cuts = spaces[np.repeat(access, per_line)].reshape(len(starts), FIELDS - 1)
+        wrong = np.flatnonzero(cuts[:, 0] != starts + 1)
+    if wrong.size:
+        at = int(wrong[0])
+        bad = data[starts[at] : ends[at]].tobytes().decode("ascii", "replace")
+        raise HilbridgeError(f"capture.lua line needs 5 fields (KIND cycle addr data p1): {bad[:80]!r}")
+    kinds = _KIND_CODES[data[starts]].astype(np.int64)
+    firsts = cuts + 1
+    lasts = np.column_stack((cuts[:, 1:], ends))
+    stamps, addresses, values, p1 = (
+        _numbers(data, firsts[:, column], lasts[:, column], 10 if column == 0 else 16, MOST_DIGITS[column])
+        for column in range(FIELDS - 1)
+    )
+    if addresses.max() > 0xFFFF or max(values.max(), p1.max()) > 0xFF:
+        raise HilbridgeError("capture.lua wrote an address above FFFFh or a data or P1 value above FFh")
+    return kinds, stamps, addresses, values, p1
+
+
+def _numbers(data: np.ndarray, firsts: np.ndarray, lasts: np.ndarray, base: int, most: int) -> np.ndarray:
+    """The numbers written in data[firsts[i]:lasts[i]], a digit position of all of them at a time."""
+    lengths = lasts - firsts
+    if lengths.min() < 1 or lengths.max() > most:
+        raise HilbridgeError(f"capture.lua wrote a bad number (an empty one or one of over {most} digits)")
+    numbers = np.zeros(len(firsts), np.int64)
+    for position in range(int(lengths.max())):
+        inside = position < lengths
+        digits = _DIGITS[data[np.minimum(firsts + position, len(data) - 1)]]
+        if (digits[inside] >= base).any():
+            raise HilbridgeError(f"capture.lua wrote a bad number (not base {base})")
+        numbers = np.where(inside, numbers * base + digits, numbers)
+    return numbers
+
+
+def _opcode_fetches(counts: np.ndarray, first: int) -> np.ndarray:
+    """Positions of the opcode fetches among fetches that make `counts` fetches each: `first`, the
+    one its count further on, and so on to the end. A chain is sequential by nature; it is followed
+    by doubling jumps (some log2(n) array steps instead of a Python step per instruction): after k
+    steps, `chain` holds the first 2**k opcodes in order and `jump` leaps 2**k instructions."""
+    count = len(counts)
+    if first >= count:
+        return np.zeros(0, np.int64)
+    jump = np.append(np.minimum(np.arange(count) + counts, count), count)  # past the end stays there
+    chain = np.array([first])
+    while jump[first] < count:
+        chain = np.concatenate((chain, jump[chain]))
+        jump = jump[jump]
+    return chain[chain < count]
 
 
 def _split(rows: np.ndarray) -> list[BatchItem]:
@@ -337,23 +394,23 @@ class MameSource(BatchStream):
         if process.returncode == 0 and _ends_done(path):
             self._keep_run()
 
-    def _line_blocks(self, path: Path) -> Iterator[list[str]]:
+    def _line_blocks(self, path: Path) -> Iterator[bytes]:
         """The script's lines as MAME writes them, in blocks of whole lines; ends when MAME has exited
         and all is read."""
         process = self._process
         if process is None:  # a finished run from the cache
-            with path.open() as handle:
-                yield from _whole_lines(iter(lambda: handle.read(READ_BYTES), ""))
+            with path.open("rb") as handle:
+                yield from _whole_lines(iter(lambda: handle.read(READ_BYTES), b""))
             return
         started = time.monotonic()
         while not path.exists():
             if process.poll() is not None:
                 return
             time.sleep(POLL_SECONDS)
-        with path.open() as handle:
+        with path.open("rb") as handle:
             yield from _whole_lines(self._written(handle, started))
 
-    def _written(self, handle: TextIO, started: float) -> Iterator[str]:
+    def _written(self, handle: BinaryIO, started: float) -> Iterator[bytes]:
         """What MAME writes to the capture file, as it writes it, until it exits."""
         process = self._process
         assert process is not None

@@ -50,6 +50,13 @@ def line_by_line(lines: list[str], kinds: tuple[str, ...], end_cycle: int | None
     return items, False
 
 
+def as_block(lines: list[str], ending: str = "\n", last_ended: bool = True) -> bytes:
+    """Lines as capture.lua writes them to its file (with "\r\n" on Windows; a file MAME did not
+    finish may end inside its last line)."""
+    text = ending.join(lines)
+    return (text + ending if last_ended and lines else text).encode()
+
+
 @st.composite
 def capture_lines(draw) -> list[str]:
     """A run of instructions as capture.lua writes them: each instruction's fetches, sometimes a
@@ -81,13 +88,17 @@ def capture_lines(draw) -> list[str]:
     sizes=st.lists(st.integers(1, 30), max_size=12),
     kinds=st.sampled_from([ALL_KINDS, ("FETCH", "MOVX_WRITE"), ("MOVX_WRITE", "MOVX_READ", "P1")]),
     end_cycle=st.one_of(st.none(), st.integers(0, 1200)),
+    ending=st.sampled_from(["\n", "\r\n"]),
+    last_ended=st.booleans(),
 )
-def test_blocks_of_lines_give_the_items_of_taking_them_one_by_one(lines, sizes, kinds, end_cycle) -> None:
+def test_blocks_of_lines_give_the_items_of_taking_them_one_by_one(
+    lines, sizes, kinds, end_cycle, ending, last_ended
+) -> None:
     parser = CaptureLines(kinds, end_cycle)
     edges = sorted({0, len(lines), *(edge for edge in accumulate(sizes) if edge < len(lines))})
     items = []
     for first, last in pairwise(edges):
-        items += parser.items(lines[first:last])
+        items += parser.items(as_block(lines[first:last], ending, last_ended or last < len(lines)))
     expected, ended = line_by_line(lines, kinds, end_cycle)
     assert list(expanded(iter(items))) == expected
     assert parser.ended == ended
@@ -97,8 +108,21 @@ def test_blocks_of_lines_give_the_items_of_taking_them_one_by_one(lines, sizes, 
 
 @pytest.mark.parametrize(
     "line",
-    ["X 10 400 0 FF", "F 10 400 0", "F 10 400 0 FF 1", "F ten 400 0 FF", "F 10 4G0 0 FF", "F 10 400 100 FF"],
+    [
+        "X 10 400 0 FF",
+        "F 10 400 0",
+        "F 10 400 0 FF 1",
+        "F ten 400 0 FF",
+        "F 10 4G0 0 FF",
+        "F 10 400 100 FF",
+        "F 10 400 0 FF ",
+        "F  10 400 0 FF",
+        "FF 10 400 0",
+        "F 10 400 0 -1",
+        "F 10 10000 0 FF",
+        "W 1234567890123456789 0 0 FF",
+    ],
 )
 def test_a_line_capture_lua_never_writes_is_a_clean_error(line: str) -> None:
     with pytest.raises(HilbridgeError):
-        CaptureLines(ALL_KINDS, None).items(["F 1 400 84 FF", line])
+        CaptureLines(ALL_KINDS, None).items(as_block(["F 1 400 84 FF", line]))
