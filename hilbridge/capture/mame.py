@@ -211,9 +211,8 @@ def _columns(
 ) -> tuple[np.ndarray, ...]:
     """Kind, cycle, address, data and P1 of the access lines (`access`) of a block of lines: each
     must be a kind letter and four numbers, one space apart."""
-    is_space = data == SPACE
-    spaces = np.flatnonzero(is_space)
-    per_line = np.diff(np.cumsum(is_space)[newlines], prepend=0)  # a line's spaces come together
+    spaces = np.flatnonzero(data == SPACE)
+    per_line = np.diff(np.searchsorted(spaces, newlines), prepend=0)  # a line's spaces come together
     starts, ends = starts[access], ends[access]
     wrong = np.flatnonzero(per_line[access] != FIELDS - 1)
     if not wrong.size:
