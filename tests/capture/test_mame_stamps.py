@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from hilbridge.machine.timing import NTSC
 from hilbridge.machine.vdc import Vdc
 from hilbridge.oracle.carts import build_cart, load_manifest
 from hilbridge.oracle.mame import _layout, find_mame
+from hilbridge.oracle.run_cache import Invocation, cache_entry, cache_folder
 
 CARTS = {
     spec.name: spec for spec in load_manifest(Path(__file__).resolve().parents[2] / "fixtures" / "carts")
@@ -45,21 +47,31 @@ def test_stamp_of_an_a1_read_is_the_same_before_and_after_the_vdc_takes_it():
 
 def run_shared_vdc_trace(script: Path, cart: bytes, frames: int) -> list[tuple[str, int, int, int]]:
     """(kind, cycle, address, data) of every MOVX access in MAME 0.251, stamped by the shared reference
-    script `vdc_trace.lua` (time × clock / 15, rounded)."""
+    script `vdc_trace.lua` (time × clock / 15, rounded). The run is kept in the MAME-run cache like
+    the oracle's (its key: MAME, the files, the command line, the script and the TRACE_ variables;
+    no TRACE_ variable is inherited)."""
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         options = _layout(work, "odyssey2", boot_bios().image, charset_rom(), cart, None)
         out = work / "trace.txt"
+        mame = find_mame()
         command = [
-            find_mame(), "odyssey2", "-noreadconfig", *options, "-video", "none", "-sound", "none",
+            mame, "odyssey2", "-noreadconfig", *options, "-video", "none", "-sound", "none",
             "-nothrottle", "-skip_gameinfo", "-nomouse", "-cfg_directory", str(work / "cfg"),
             "-nvram_directory", str(work / "nvram"), "-homepath", str(work),
             "-autoboot_script", str(script), "-autoboot_delay", "0", "-seconds_to_run", "60",
         ]  # fmt: skip
-        environment = dict(
-            os.environ, TRACE_OUT=str(out), TRACE_FRAMES=str(frames), TRACE_SNAP="0", TRACE_READS="1"
-        )
-        subprocess.run(command, cwd=work, env=environment, capture_output=True, timeout=600, check=True)
+        trace = {"TRACE_OUT": str(out), "TRACE_FRAMES": str(frames), "TRACE_SNAP": "0", "TRACE_READS": "1"}
+        inherited = {name: value for name, value in os.environ.items() if not name.startswith("TRACE_")}
+        invocation = Invocation(mame, command, trace, work, (out.name,), (script,))
+        with cache_entry(cache_folder(), invocation) as entry:
+            if not entry.restore():
+                started = time.perf_counter()
+                environment = {**inherited, **trace}
+                subprocess.run(
+                    command, cwd=work, env=environment, capture_output=True, timeout=600, check=True
+                )
+                entry.store(time.perf_counter() - started)
         accesses = []
         for line in out.read_text().splitlines():
             if line[:1] in ("W", "R"):
