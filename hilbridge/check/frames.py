@@ -37,7 +37,9 @@ IRQ_ENTRY = 0x402
 NEVER = 1 << 62
 CYCLE_WRAP = 1 << 32  # capture records carry the low 32 bits of the cycle count
 BLOCK_ITEMS = 4096
-KNOWN_KINDS = np.array(sorted(CAPTURE_KINDS.values()))
+KNOWN_KINDS = np.zeros(256, bool)
+"""Whether a record's kind (a byte) is one this check knows: a table, looked up per record."""
+KNOWN_KINDS[list(CAPTURE_KINDS.values())] = True
 MARKERS = {
     "vsync": "the fetch of the VSYNC hook 0406h (FRAME_SYNC)",
     "irq": "the fetch of the external-interrupt entry 0402h (once per VBL interrupt)",
@@ -112,7 +114,7 @@ def capture_blocks(
         is_p1 = kinds == P1
         addresses[is_p1] = 0
         copied = ~is_p1 & (kinds != FETCH) & (p1 & (P16_COPY_MODE & p1_mask) != 0)
-        keep = np.isin(kinds, KNOWN_KINDS)
+        keep = KNOWN_KINDS[kinds]
         if copies:
             kinds[copied] |= COPY_FLAG
             shown[copied] = p1[copied]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from fixture_runs import SPECS
 
-from hilbridge.capture.stream import FrameSync, Gap, ResetDetected
+from hilbridge.capture.stream import FrameSync, Gap, RecordBatch, ResetDetected
 from hilbridge.check.emulator import FETCH, P1, RESET, SYNC, WRITE, as_events
 from hilbridge.check.engine import FrameRanges, classify, first_difference
 from hilbridge.check.frames import capture_blocks, cut_frames
 from hilbridge.link.adapter import CaptureRecord
+from hilbridge.link.protocol import CAPTURE_KINDS
 
 
 def frame_end(n: int) -> int:
@@ -36,6 +37,13 @@ def test_32_bit_cycles_are_unwrapped():
     items = [ResetDetected(0xFFFFFFF0), CaptureRecord(0x10, "FETCH", 0x400, 0, 0)]
     (block,) = blocks_of(items, anchor=0xFFFFFFF0)
     assert block[1][0] == (1 << 32) + 0x10
+
+
+def test_records_of_a_kind_the_check_does_not_know_are_left_out_of_a_batch():
+    rows = [(1004, CAPTURE_KINDS["MOVX_WRITE"], 3, 4, 0xFF), (1005, 7, 1, 2, 0xFF), (1006, 0xFF, 1, 2, 0xFF)]
+    rows.append((1007, CAPTURE_KINDS["FETCH"], 0x401, 5, 0xFF))
+    (block,) = blocks_of([ResetDetected(1000), RecordBatch.from_tuples(rows)], anchor=10)
+    assert block == [(10, RESET, 0x400, 0, 0), (14, WRITE, 3, 4, 0x13), (17, FETCH, 0x401, 5, 0x13)]
 
 
 def test_copy_mode_accesses_are_kept_apart_only_where_the_whole_p1_is_known():
