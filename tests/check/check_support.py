@@ -46,8 +46,9 @@ class MadeOnce:
         self.frames = frames
         self.made: list[list[tuple[int, bytes]]] = []
 
-    def events(self) -> Iterator[tuple[int, bytes]]:
-        for frame in range(self.frames):
+    def events(self, frames: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """The event frames of the first `frames` video frames (None: all `self.frames`)."""
+        for frame in range(self.frames if frames is None else frames):
             if frame == len(self.made):
                 self.made.append(self.stream.next_events())
             yield from self.made[frame]
@@ -91,9 +92,10 @@ def plain_events(cart: Cartridge, region: str, frames: int) -> tuple[tuple[int, 
     return tuple(stream_events(CaptureStream(cart, ALL_KINDS_MASK, region), frames))
 
 
-def first_raw_difference(source: SimulatedCapture) -> RawDifference | None:
-    """Where a deviating simulated console first differs from a plain one, found by comparing the two
-    raw item streams in order (no frames, no windows, no tolerance).
+def first_raw_difference(source: SimulatedCapture, frames: int | None = None) -> RawDifference | None:
+    """Where a deviating simulated console first differs from a plain one in its first `frames`
+    video frames (None: all it makes), found by comparing the two raw item streams in order (no
+    frames, no windows, no tolerance).
 
     Event frames that are equal byte for byte hold equal items, so only their FrameSyncs and 0402h
     fetches are counted (in bulk); items are compared one by one from the first differing frame on.
@@ -101,7 +103,7 @@ def first_raw_difference(source: SimulatedCapture) -> RawDifference | None:
     assert source.stream.what == ALL_KINDS_MASK, "the raw comparison needs every kind captured"
     header = source.header
     plain = iter(plain_events(source.cart, header.region, source.made.frames))
-    deviant = source.made.events()
+    deviant = source.made.events(frames)
     syncs = entries = 0
     for mine, theirs in zip(plain, deviant, strict=False):
         if mine != theirs:
