@@ -19,6 +19,7 @@ from hilbridge.game.conformance import (
     random_playout,
 )
 from hilbridge.game.supremacy import Supremacy
+from hilbridge.game.supremacy.base import COPY_DEPTH, _clone
 
 R = get_ruleset("supremacy")
 NAMES = ["ann", "bob", "cid", "dee", "eve", "fay"]
@@ -107,3 +108,32 @@ def test_apply_never_changes_the_state_it_was_given():
                 after = R.apply(state, rng.choice(R.legal_actions(state, players[0])))
             assert state == before, "a move changed the previous state"
             state = after
+
+
+def _mutable_parts(value: object) -> list[object]:
+    """Every dict and list inside `value`, itself included."""
+    if isinstance(value, dict):
+        return [value, *(part for inner in value.values() for part in _mutable_parts(inner))]
+    if isinstance(value, list):
+        return [value, *(part for inner in value for part in _mutable_parts(inner))]
+    return []
+
+
+def test_clone_equals_a_deep_copy_and_shares_only_the_keys_it_names():
+    """`_clone` (share, shallow copies per COPY_DEPTH, one pickle for the rest) against the plain path,
+    copy.deepcopy: the same keys in the same order and values, new events, and no dict or list held in
+    common with the state outside the keys COPY_DEPTH shares."""
+    for seed in range(6):
+        game = Game(R, setup(2 + seed % 5, turn_cap=3), seed)
+        for _ in range(300):
+            play_random_moves(game, 1, policy_seed=seed)
+            state = game.state
+            clone = _clone(state)
+            assert list(clone) == list(state)
+            assert clone == {**copy.deepcopy(state), "events": []}
+            for key in state:
+                if COPY_DEPTH.get(key) != "share":
+                    ours = {id(part) for part in _mutable_parts(state[key])}
+                    assert not ours & {id(part) for part in _mutable_parts(clone[key])}, key
+            if game.is_terminal():
+                break
