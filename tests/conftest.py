@@ -48,6 +48,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             group = _worker_group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+        if getattr(config.option, "loadgroup", False):
+            _name_the_group_in_the_id(item)
+
+
+def _name_the_group_in_the_id(item: pytest.Item) -> None:
+    """pytest-xdist (3.8) hands out a group by the "@group" it appends to the test's id, through
+    `item._nodeid`, which pytest 9.2 no longer has (the id is `item._id`): there the assignment is
+    lost, every test is handed out on its own and a module's fixtures are set up on both workers. So
+    where `_nodeid` is missing, the id is rewritten here as xdist would (its hook runs after this one)."""
+    marker = item.get_closest_marker("xdist_group")
+    if marker is None or hasattr(item, "_nodeid"):
+        return
+    from _pytest.nodeid import coerce_node_id
+
+    group = marker.args[0] if marker.args else marker.kwargs.get("name", "default")
+    item._id = coerce_node_id(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
 
 
 def _worker_group(item: pytest.Item) -> str | None:

@@ -39,6 +39,10 @@ BUSY_WAIT = 0.0
 REPLY_BATCH = 16384
 """Reply bytes computed per write: about what a pty buffers, so the device computes the next reply while
 the host reads this one (a whole window of replies computed first would leave the host waiting)."""
+SEND_BUFFER = REPLY_BATCH
+"""The TCP send buffer asked for: about one batch, as a pty holds, so a capture's console pauses once
+the host falls behind instead of running ahead into megabytes of socket buffers (that the host must
+read before the reply to CAPTURE_STOP: 4 s of pyserial's rfc2217 client, which handles each byte)."""
 
 
 IDLE_TIMEOUT = 60.0  # seconds without a byte from the client before the server drops it
@@ -139,6 +143,7 @@ class _Rfc2217Connection:
 def _serve_connection(connection: socket.socket, endpoint, rfc2217: bool, idle_timeout: float | None) -> None:
     """Serve one connection until it ends; the client's errors end it (raised to the caller)."""
     connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
     connection.settimeout(idle_timeout)  # a client that stops reading cannot block a send for ever
     with connection, contextlib.suppress(LinkDisconnected, ConnectionError):
         if rfc2217:

@@ -62,7 +62,9 @@ class PortEndpoint:
 
 def test_a_dump_through_the_firmware_is_exact_with_bytes_dropped_corrupted_and_duplicated(tmp_path):
     image = demo_image("o2_rom", 8192)
-    plan = FaultPlan(drop=0.005, corrupt=0.005, dup=0.005, seed=11)
+    # 0.1 % a byte of each fault: each kind hits both directions tens of times, and the host's pieces
+    # still shrink and grow again (at 0.5 % they sat at the smallest size: twice the requests)
+    plan = FaultPlan(drop=0.001, corrupt=0.001, dup=0.001, seed=11)
     with served_firmware("--cart-table", str(cart_table(image, "o2_rom", tmp_path)), uf2=built_uf2()) as url:
         endpoint = PortEndpoint(url)
         with Adapter(

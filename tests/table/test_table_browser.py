@@ -74,23 +74,49 @@ class Server:
                 self.process.wait()
 
 
-class Page:
-    """One player's browser, recording the body of every response it receives."""
+def start_browser(chromium: str, driver: str) -> webdriver.Chrome:
+    """A headless chromium that records the body of every response it receives (performance log)."""
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1500,1000",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    return webdriver.Chrome(service=Service(executable_path=driver), options=options)
 
-    def __init__(self, url: str, chromium: str, driver: str):
-        options = webdriver.ChromeOptions()
-        options.binary_location = chromium
-        for argument in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-dev-shm-usage",
-            "--window-size=1500,1000",
-        ):
-            options.add_argument(argument)
-        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(executable_path=driver), options=options)
+
+@pytest.fixture(scope="module")
+def browsers() -> Iterator[list[webdriver.Chrome]]:
+    """Two browsers, one per player, shared by the tests (each start costs about 1.5 s); every table
+    is served on its own port, so no page sees another test's cookies or storage."""
+    chromium = require_tool("chromium", "chromium-browser")
+    driver = require_tool("chromedriver")
+    started: list[webdriver.Chrome] = []
+    try:
+        for _ in range(2):
+            started.append(start_browser(chromium, driver))
+        yield started
+    finally:
+        for browser in started:
+            browser.quit()
+
+
+class Page:
+    """One player's page in one of the `browsers`, recording the body of every response it receives."""
+
+    def __init__(self, url: str, driver: webdriver.Chrome):
+        self.driver = driver
+        self.driver.get_log("performance")  # what an earlier page received is not this page's
         self.received: list[str] = []
         self.driver.get(url)
+
+    def close(self) -> None:
+        """Leave the page, so its live updates stop before its table's server does."""
+        self.driver.get("about:blank")
 
     def collect(self) -> None:
         for entry in self.driver.get_log("performance"):
@@ -215,12 +241,10 @@ def assert_hidden(page: Page, owner: str, seed: int) -> None:
             assert not any(f"{owner}: bid" in line for line in lines)
 
 
-def test_two_players_bid_blind_and_fight_in_their_browsers(table, tmp_path):
-    chromium = require_tool("chromium", "chromium-browser")
-    driver = require_tool("chromedriver")
+def test_two_players_bid_blind_and_fight_in_their_browsers(table, browsers, tmp_path):
     server, tokens, seed = table
     base = f"http://127.0.0.1:{server.port}/t/"
-    pages = {player: Page(base + tokens[player], chromium, driver) for player in ("ann", "bob")}
+    pages = {player: Page(base + tokens[player], browsers[i]) for i, player in enumerate(("ann", "bob"))}
     try:
         for page in pages.values():
             page.wait(page.my_turn, "the Stage 4 blind bid")
@@ -272,15 +296,15 @@ def test_two_players_bid_blind_and_fight_in_their_browsers(table, tmp_path):
             page.wait_log("Stage 5 blind bids: bob: 1; ann: 0.")  # in the order of the commits
     finally:
         for page in pages.values():
-            page.driver.quit()
+            page.close()
 
 
 @contextmanager
-def console_battle_in_browsers(tmp_path: Path, game) -> Iterator[tuple[dict[str, Page], str, dict[str, str]]]:
+def console_battle_in_browsers(
+    tmp_path: Path, game, browsers: list[webdriver.Chrome]
+) -> Iterator[tuple[dict[str, Page], str, dict[str, str]]]:
     """A web table at `game`'s console battle, fought on `sim`, with the two battle players' pages
     open in their own browsers: (pages by player, the table's base URL, the tokens)."""
-    chromium = require_tool("chromium", "chromium-browser")
-    driver = require_tool("chromedriver")
     battle = game.state["battle"]
     save = saved(game, tmp_path / "conquest.json")
     server = Server(save, free_port(), tmp_path / "serve.log", ("--console", "sim"))
@@ -289,21 +313,21 @@ def console_battle_in_browsers(tmp_path: Path, game) -> Iterator[tuple[dict[str,
     base = f"http://127.0.0.1:{server.port}/t/"
     pages: dict[str, Page] = {}
     try:
-        for player in (battle["attacker"], battle["defender"]):
-            pages[player] = Page(base + tokens[player], chromium, driver)
+        for browser, player in zip(browsers, (battle["attacker"], battle["defender"]), strict=True):
+            pages[player] = Page(base + tokens[player], browser)
         yield pages, base, tokens
     finally:
         for page in pages.values():
-            page.driver.quit()
+            page.close()
         server.stop()
 
 
-def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(tmp_path):
+def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(tmp_path, browsers):
     game = conquest_at_battle()
     battle = game.state["battle"]
     players = (battle["attacker"], battle["defender"])
     other = next(p for p in game.setup["players"] if p not in players)
-    with console_battle_in_browsers(tmp_path, game) as (pages, base, tokens):
+    with console_battle_in_browsers(tmp_path, game, browsers) as (pages, base, tokens):
         for page in pages.values():
             page.wait(lambda p=page: p.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
         shot = tmp_path / "table-console-battle.png"
@@ -321,10 +345,10 @@ def test_a_battle_on_the_emulated_console_is_confirmed_in_both_players_browsers(
             page.wait(lambda p=page: p.text("battle") == "", "the battle prompt to go")
 
 
-def test_a_corrected_battle_is_entered_in_one_browser_and_confirmed_in_the_other(tmp_path):
+def test_a_corrected_battle_is_entered_in_one_browser_and_confirmed_in_the_other(tmp_path, browsers):
     game = conquest_at_battle()
     attacker, defender = game.state["battle"]["attacker"], game.state["battle"]["defender"]
-    with console_battle_in_browsers(tmp_path, game) as (pages, _, _):
+    with console_battle_in_browsers(tmp_path, game, browsers) as (pages, _, _):
         first, second = pages[attacker], pages[defender]
         first.wait(lambda: first.driver.find_elements(By.ID, "confirm-yes"), "the console's result")
         first.driver.find_element(By.ID, "confirm-no").click()

@@ -55,8 +55,12 @@ COPY_DEPTH: dict[str, str] = {
 
 
 def _clone(state: State) -> State:
-    """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`)."""
+    """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`).
+
+    The keys copied deep go through one pickle together (one call per move, not one per key), and
+    `events` is not copied at all: the new state starts with none."""
     copy: State = {}
+    deep: State = {}
     for key, value in state.items():
         depth = COPY_DEPTH.get(key, "deep")
         if depth == "share":
@@ -69,10 +73,12 @@ def _clone(state: State) -> State:
             copy[key] = {
                 zone: {p: force.copy() for p, force in forces.items()} for zone, forces in value.items()
             }
-        elif value is None:
-            copy[key] = None
         else:
-            copy[key] = pickle.loads(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            copy[key] = None  # keeps the key's place in the state; filled from `deep` below
+            if value is not None and key != "events":
+                deep[key] = value
+    if deep:
+        copy.update(pickle.loads(pickle.dumps(deep, protocol=pickle.HIGHEST_PROTOCOL)))
     copy["events"] = []
     return copy
 

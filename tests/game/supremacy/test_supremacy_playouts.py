@@ -19,6 +19,7 @@ from hilbridge.game.conformance import (
     random_playout,
 )
 from hilbridge.game.supremacy import Supremacy
+from hilbridge.game.supremacy.base import COPY_DEPTH, _clone
 
 R = get_ruleset("supremacy")
 NAMES = ["ann", "bob", "cid", "dee", "eve", "fay"]
@@ -107,3 +108,48 @@ def test_apply_never_changes_the_state_it_was_given():
                 after = R.apply(state, rng.choice(R.legal_actions(state, players[0])))
             assert state == before, "a move changed the previous state"
             state = after
+
+
+def _mutable_parts(value: object) -> list[object]:
+    """Every dict and list inside `value`, itself included."""
+    if isinstance(value, dict):
+        return [value, *(part for inner in value.values() for part in _mutable_parts(inner))]
+    if isinstance(value, list):
+        return [value, *(part for inner in value for part in _mutable_parts(inner))]
+    return []
+
+
+def test_clone_equals_a_deep_copy_and_shares_only_the_keys_it_names():
+    """`_clone` (share, shallow copies per COPY_DEPTH, one pickle for the rest) against the plain path,
+    copy.deepcopy: the same keys in the same order and values, new events, and no dict or list held in
+    common with the state outside the keys COPY_DEPTH shares; on states where every deep-copied key
+    has held a value."""
+    held: set[str] = set()
+    for seed in range(2):
+        rng = random.Random(seed)
+        state = R.initial_state(setup(3 + seed, turn_cap=3), seed)
+        while not R.is_terminal(state):
+            clone = _clone(state)
+            assert list(clone) == list(state)
+            assert clone == {**copy.deepcopy(state), "events": []}
+            for key in state:
+                if COPY_DEPTH.get(key) != "share":
+                    ours = {id(part) for part in _mutable_parts(state[key])}
+                    assert not ours & {id(part) for part in _mutable_parts(clone[key])}, key
+            held.update(key for key, value in state.items() if key not in COPY_DEPTH and value)
+            state = random_playout_step(state, rng)
+    assert held >= {"dps", "offer", "battle", "steps", "search", "events"}, held
+
+
+def random_playout_step(state: dict, rng: random.Random) -> dict:
+    """The state after one random move (chance by RandomResolver), as random_playout makes it."""
+    players = R.current_players(state)
+    if players == (CHANCE,):
+        node = R.chance_node(state)
+        if node.combat:
+            result = RandomResolver(R).resolve(node.combat, rng)
+            return R.apply(state, Action("combat_result", CHANCE, result))
+        return R.apply(state, node.outcomes[rng.randrange(len(node.outcomes))])
+    if R.is_simultaneous(state):
+        return R.apply_joint(state, {p: rng.choice(R.legal_actions(state, p)) for p in players})
+    return R.apply(state, rng.choice(R.legal_actions(state, players[0])))
