@@ -107,7 +107,8 @@ def test_export_csv_and_json_hold_every_item(capture_file, tmp_path):
     csv_path, json_path = tmp_path / "run.csv", tmp_path / "run.json"
     result = run("capture", "export", str(capture_file), "--csv", str(csv_path), "--json", str(json_path))
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(csv_path.open()))
+    with csv_path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
     assert len(rows) == len(ITEMS)
     assert rows[8] == {
         "item": "record", "cycle": "9", "kind": "MOVX_WRITE", "address": "0A0", "value": "5A", "p1": "B7",
