@@ -127,3 +127,49 @@ def test_truncate_keeps_whole_frames():
     assert [f.frame for f in trace.frames] == [0]
     assert [a.cycle for a in trace.accesses] == [12, 5983]
     assert trace.pixel_frames == [0] and len(trace.states) == 1
+
+
+def plain_first_mismatch(
+    ours: list[Access], theirs: list[Access]
+) -> tuple[int, Access | None, Access | None] | None:
+    """The comparison as a loop over indices: the first index where (kind, cycle, addr, data)
+    differ or one list ends."""
+    for index in range(max(len(ours), len(theirs))):
+        mine = ours[index] if index < len(ours) else None
+        other = theirs[index] if index < len(theirs) else None
+        if mine is None or other is None:
+            return index, mine, other
+        if (mine.kind, mine.cycle, mine.addr, mine.data) != (other.kind, other.cycle, other.addr, other.data):
+            return index, mine, other
+    return None
+
+
+small_accesses = st.lists(
+    st.builds(
+        Access,
+        kind=st.sampled_from("WR"),
+        cycle=st.integers(0, 3),
+        p1=st.integers(0, 1),
+        addr=st.integers(0, 1),
+        data=st.integers(0, 1),
+        frame=st.integers(0, 1),
+        vpos=st.integers(0, 1),
+        hpos=st.integers(0, 1),
+    ),
+    max_size=6,
+)
+
+
+@given(small_accesses, small_accesses, st.integers(0, 4), st.integers(-1, 4))
+def test_first_mismatch_and_up_to_cycle_are_the_plain_loops(ours, theirs, shared, last_cycle):
+    """The C-level comparison and cut against plain loops, on lists that share a prefix and differ
+    in key fields, other fields, length and order of cycles."""
+    theirs = ours[:shared] + theirs
+    found = first_mismatch(ours, theirs)
+    expected = plain_first_mismatch(ours, theirs)
+    assert (found and (found.index, found.ours, found.theirs)) == expected
+    if found is not None:
+        assert found.before == tuple(ours[max(0, found.index - 3) : found.index])
+    kept = [access for access in theirs if access.cycle <= last_cycle]
+    assert up_to_cycle(theirs, last_cycle) == kept
+    assert up_to_cycle(iter(theirs), last_cycle) == kept
