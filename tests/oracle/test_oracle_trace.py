@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hilbridge.errors import HilbridgeError
@@ -173,3 +173,40 @@ def test_first_mismatch_and_up_to_cycle_are_the_plain_loops(ours, theirs, shared
     kept = [access for access in theirs if access.cycle <= last_cycle]
     assert up_to_cycle(theirs, last_cycle) == kept
     assert up_to_cycle(iter(theirs), last_cycle) == kept
+
+
+def hex_spellings(limit: int) -> st.SearchStrategy[str]:
+    """How a hex field may be spelt: as the trace writes it, or otherwise as int(text, 16) reads it."""
+    return st.builds(str.format, st.sampled_from(["{:02X}", "{:x}", "{:03X}", "{:X}"]), st.integers(0, limit))
+
+
+def decimal_spellings(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.builds(str.format, st.sampled_from(["{}", "{:04d}", "{:+d}"]), st.integers(low, high))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("WR"),
+            decimal_spellings(0, 10**8),
+            hex_spellings(0x1FF),
+            hex_spellings(0xFF),
+            hex_spellings(0xFF),
+            decimal_spellings(0, 5000),
+            decimal_spellings(-2, 320),
+            decimal_spellings(-1, 5000),
+        ),
+        max_size=8,
+    )
+)
+@example([("W", "1436437", "AC", "5F", "CA", "240", "-1", "454")])  # MAME's vpos -1
+def test_access_lines_parse_as_int_reads_every_field(rows):
+    """The look-up tables (HEX, SMALL) give what int() gives, and int() takes any other spelling."""
+    text = "".join(" ".join(row) + "\n" for row in rows)
+    expected = [
+        Access(kind, int(cycle), int(p1, 16), int(addr, 16), int(data, 16), int(frame), int(vpos), int(hpos))
+        for kind, cycle, p1, addr, data, frame, vpos, hpos in rows
+    ]
+    parsed = parse_trace(text).accesses
+    assert parsed == expected
+    assert all(type(access) is Access for access in parsed)
