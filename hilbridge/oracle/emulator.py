@@ -66,14 +66,12 @@ def run_emulator(
     accesses = trace.accesses
 
     def record(access: BusAccess) -> None:
-        if access.kind == READ and not reads:
+        cycle, kind, address, value, p1 = access
+        if kind == READ and not reads:
             return
-        line, hpos = vdc.position(access.cycle)
-        accesses.append(
-            Access(
-                access.kind, access.cycle, access.p1, access.address, access.value, console.frame, line, hpos
-            )
-        )
+        line, hpos = vdc.position(cycle)
+        # tuple.__new__: an Access without its class's Python __new__, as parse_trace makes them
+        accesses.append(tuple.__new__(Access, (kind, cycle, p1, address, value, console.frame, line, hpos)))
 
     one_by_one = console.repeat_reads
 
