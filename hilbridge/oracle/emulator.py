@@ -18,7 +18,7 @@ from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
 from hilbridge.oracle.mame import AUDIO_RATE
-from hilbridge.oracle.trace import Access, FrameEnd, Trace
+from hilbridge.oracle.trace import Access, FrameEnd, Trace, collector_paused
 
 # Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ (mappers.tsv
 # `mame_slot`): 0.251's o2_rom maps 0C00h-0FFFh onto 0400h-07FFh, the console (A10 not decoded) onto
@@ -66,14 +66,12 @@ def run_emulator(
     accesses = trace.accesses
 
     def record(access: BusAccess) -> None:
-        if access.kind == READ and not reads:
+        cycle, kind, address, value, p1 = access
+        if kind == READ and not reads:
             return
-        line, hpos = vdc.position(access.cycle)
-        accesses.append(
-            Access(
-                access.kind, access.cycle, access.p1, access.address, access.value, console.frame, line, hpos
-            )
-        )
+        line, hpos = vdc.position(cycle)
+        # tuple.__new__: an Access without its class's Python __new__, as parse_trace makes them
+        accesses.append(tuple.__new__(Access, (kind, cycle, p1, address, value, console.frame, line, hpos)))
 
     one_by_one = console.repeat_reads
 
@@ -100,15 +98,16 @@ def run_emulator(
     console.add_bus_listener(record)
     console.repeat_reads = record_skipped_reads  # type: ignore[method-assign]
     stored: list[np.ndarray] = []
-    for frame in range(frames):
-        inputs.apply(console, frame)
-        console.run_frames(1)
-        trace.frames.append(FrameEnd(frame, console.region.frame_end_cycle(frame), console.cpu.pc))
-        if pixels:
-            picture = console.vdc.frame()
-            if not stored or not np.array_equal(stored[-1], picture):
-                stored.append(picture.copy())
-            trace.pixel_frames.append(len(stored) - 1)
+    with collector_paused():
+        for frame in range(frames):
+            inputs.apply(console, frame)
+            console.run_frames(1)
+            trace.frames.append(FrameEnd(frame, console.region.frame_end_cycle(frame), console.cpu.pc))
+            if pixels:
+                picture = console.vdc.frame()
+                if not stored or not np.array_equal(stored[-1], picture):
+                    stored.append(picture.copy())
+                trace.pixel_frames.append(len(stored) - 1)
     trace.complete = True
     sound = console.vdc.audio_samples(AUDIO_RATE, console.cycle) if audio else None
     return EmulatorRun(trace, np.stack(stored) if stored else None, sound)

@@ -13,10 +13,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -90,34 +92,89 @@ def wav_samples(raw: bytes) -> np.ndarray:
     return samples[:, 0].astype(np.float32) / 32768
 
 
-def _colour_table() -> np.ndarray:
-    """Palette index of every 24-bit RGB value (255 for a colour MAME's RF palette does not have)."""
-    table = np.full(1 << 24, 255, dtype=np.uint8)
+FRAME_BYTES = SCREEN_WIDTH * SCREEN_HEIGHT * 4
+PIXEL_CHUNK_FRAMES = 8
+"""Frames converted at a time: a few MB of buffers, used again for every chunk. A whole run's
+temporaries at once (several 100 MB arrays) cost far more in the kernel's page faults than in
+the arithmetic."""
+
+
+def _palette_hash() -> tuple[np.uint32, np.ndarray, np.ndarray]:
+    """A multiplier under which the palette's ARGB values have 16 different top bytes (of the
+    32-bit product), the palette index of each top byte, and the ARGB value of each index.
+
+    A pixel's top byte names the only palette colour it can be; comparing the pixel with that
+    colour then finds every pixel outside the palette (another RGB value or alpha)."""
+    colours = np.zeros(len(MAME_PALETTE), dtype=np.uint32)
     for argb, index in MAME_PALETTE.items():
-        table[argb & 0xFFFFFF] = index
-    return table
+        colours[index] = argb
+    for multiplier in range(1, 1 << 16, 2):
+        slots = (colours * np.uint32(multiplier)) >> np.uint32(24)
+        if len(np.unique(slots)) == len(colours):
+            table = np.zeros(256, dtype=np.uint8)
+            table[slots] = np.arange(len(colours))
+            return np.uint32(multiplier), table, colours
+    raise AssertionError("no multiplier separates the palette's colours")
+
+
+PALETTE_MULTIPLIER, PALETTE_SLOTS, PALETTE_COLOURS = _palette_hash()
+
+
+def _convert_chunks(chunks: Iterable[np.ndarray], frames: int) -> np.ndarray:
+    """Palette indices (frames, 243, 360) of ARGB chunks of whole frames, taken in order; a pixel
+    with an unknown RGB value or alpha other than FFh is an error naming the first such pixel."""
+    indices = np.empty((frames, SCREEN_HEIGHT, SCREEN_WIDTH), dtype=np.uint8)
+    slots = np.empty((PIXEL_CHUNK_FRAMES, SCREEN_HEIGHT, SCREEN_WIDTH), dtype=np.uint32)
+    back = np.empty_like(slots)
+    done = 0
+    for argb in chunks:
+        count = len(argb)
+        chunk_slots, chunk_back, chunk_indices = slots[:count], back[:count], indices[done : done + count]
+        np.multiply(argb, PALETTE_MULTIPLIER, out=chunk_slots)
+        chunk_slots >>= np.uint32(24)
+        np.take(PALETTE_SLOTS, chunk_slots, out=chunk_indices)
+        np.take(PALETTE_COLOURS, chunk_indices, out=chunk_back)
+        if not np.array_equal(chunk_back, argb):
+            frame, line, x = (int(v) for v in np.argwhere(chunk_back != argb)[0])
+            colour = int(argb[frame, line, x])
+            raise HilbridgeError(
+                f"pixel {x},{line} of stored frame {done + frame} has colour {colour:08X}, "
+                "which is not in MAME's RF palette"
+            )
+        done += count
+    return indices
 
 
 def pixels_to_indices(raw: bytes) -> np.ndarray:
     """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15.
 
-    A 16 MB table indexed by the RGB bits maps the pixels in one pass (a run has up to 300 frames
-    of 87 480 pixels each); a pixel with an unknown RGB value or alpha other than FFh is an error.
+    A pixel with an unknown RGB value or alpha other than FFh is an error.
     """
-    frame_bytes = SCREEN_WIDTH * SCREEN_HEIGHT * 4
-    if len(raw) % frame_bytes:
-        raise HilbridgeError(f"pixel file is not a whole number of {frame_bytes}-byte frames")
+    if len(raw) % FRAME_BYTES:
+        raise HilbridgeError(f"pixel file is not a whole number of {FRAME_BYTES}-byte frames")
     argb = np.frombuffer(raw, dtype="<u4").reshape(-1, SCREEN_HEIGHT, SCREEN_WIDTH)
-    indices = _colour_table()[argb & 0xFFFFFF]
-    unknown = indices == 255
-    unknown |= (argb >> 24) != 0xFF
-    if unknown.any():
-        frame, line, x = (int(v) for v in np.argwhere(unknown)[0])
-        raise HilbridgeError(
-            f"pixel {x},{line} of stored frame {frame} has colour {int(argb[frame, line, x]):08X}, "
-            "which is not in MAME's RF palette"
-        )
-    return indices
+    chunks = (argb[start : start + PIXEL_CHUNK_FRAMES] for start in range(0, len(argb), PIXEL_CHUNK_FRAMES))
+    return _convert_chunks(chunks, len(argb))
+
+
+def pixel_file_indices(path: Path) -> np.ndarray:
+    """`pixels_to_indices` of a pixel file, read a chunk at a time into one buffer (a run's file
+    is up to 100 MB: read whole, its pages would cost more than the conversion)."""
+    size = path.stat().st_size
+    if size % FRAME_BYTES:
+        raise HilbridgeError(f"pixel file is not a whole number of {FRAME_BYTES}-byte frames")
+    frames = size // FRAME_BYTES
+    buffer = np.empty((PIXEL_CHUNK_FRAMES, SCREEN_HEIGHT, SCREEN_WIDTH), dtype="<u4")
+
+    def chunks(file: BinaryIO) -> Iterator[np.ndarray]:
+        for start in range(0, frames, PIXEL_CHUNK_FRAMES):
+            argb = buffer[: min(PIXEL_CHUNK_FRAMES, frames - start)]
+            if file.readinto(memoryview(argb).cast("B")) != argb.nbytes:
+                raise HilbridgeError(f"pixel file {path} changed while it was read")
+            yield argb
+
+    with path.open("rb") as file:
+        return _convert_chunks(chunks(file), frames)
 
 
 @dataclass(slots=True)
@@ -302,7 +359,7 @@ def _read_outputs(work: Path, frames: int, pixels: bool, audio: bool) -> MameRun
     if pixels:
         trace.pixel_frames = trace.pixel_frames[1:]
         trace.truncate(frames)
-    indices = pixels_to_indices((work / "pixels.argb").read_bytes()) if pixels else None
+    indices = pixel_file_indices(work / "pixels.argb") if pixels else None
     sound = wav_samples((work / "audio.wav").read_bytes()) if audio else None
     return MameRun(trace, indices, 0.0, sound)
 

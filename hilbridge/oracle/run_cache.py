@@ -119,8 +119,7 @@ class CacheEntry:
         try:
             record = json.loads((self.folder / "run.json").read_text())
             for name in self.invocation.outputs:
-                data = zlib.decompress((self.folder / f"{name}.z").read_bytes())
-                (self.invocation.work / name).write_bytes(data)
+                _decompress_file(self.folder / f"{name}.z", self.invocation.work / name)
         except (OSError, ValueError, zlib.error):
             shutil.rmtree(self.folder, ignore_errors=True)  # damaged: run MAME again
             return False
@@ -144,6 +143,24 @@ class CacheEntry:
         except OSError:  # another process stored the same run first (possible without fcntl)
             shutil.rmtree(temporary, ignore_errors=True)
         _prune(self.folder.parent)
+
+
+RESTORE_PIECE = 4 << 20
+"""Bytes decompressed at a time when an entry is restored: a pixel file is up to 100 MB, and
+whole it would cost more in fresh memory pages than in decompressing."""
+
+
+def _decompress_file(source: Path, target: Path) -> None:
+    """Write the zlib-decompressed contents of `source` to `target`, a piece at a time."""
+    decompressor = zlib.decompressobj()
+    pending = source.read_bytes()
+    with target.open("wb") as out:
+        while pending:
+            out.write(decompressor.decompress(pending, RESTORE_PIECE))
+            pending = decompressor.unconsumed_tail
+        out.write(decompressor.flush())
+    if not decompressor.eof:
+        raise zlib.error(f"{source} ends before its compressed data")
 
 
 @contextmanager

@@ -67,6 +67,7 @@ def test_bulk_reads_give_the_trace_of_telling_each_read(name: str, region: str) 
         run = run_emulator(cart_image(name), frames=FRAMES, region=region, slot=spec.slot, reads=reads,
                            inputs=spec.inputs)  # fmt: skip
         assert run.trace.accesses == [a for a in told if reads or a.kind != READ], f"reads={reads}"
+        assert {type(access) for access in run.trace.accesses} == {Access}  # named, not plain tuples
 
 
 def test_a_polling_cart_has_most_of_its_reads_placed_in_bulk(bulk_placed: list[int]) -> None:

@@ -70,6 +70,61 @@ def test_pixels_outside_the_palette_are_an_error():
         mame.pixels_to_indices(b"\0" * 100)
 
 
+def plain_indices(argb: np.ndarray) -> np.ndarray:
+    """Palette indices by the palette's own dictionary, pixel by pixel; -1 outside the palette."""
+    return np.array([mame.MAME_PALETTE.get(int(value), -1) for value in argb.reshape(-1)]).reshape(argb.shape)
+
+
+def test_pixel_conversion_is_the_palettes_lookup_in_every_chunk(tmp_path):
+    """The hashed, chunked conversion against the dictionary, over more frames than a chunk holds."""
+    colours = np.array(sorted(mame.MAME_PALETTE, key=mame.MAME_PALETTE.get), dtype="<u4")
+    frames = mame.PIXEL_CHUNK_FRAMES + 3
+    picked = np.random.default_rng(15).integers(0, 16, size=(frames, mame.SCREEN_HEIGHT, mame.SCREEN_WIDTH))
+    argb = colours[picked]
+    expected = plain_indices(argb[:, :4])
+    (tmp_path / "pixels.argb").write_bytes(argb.tobytes())
+    for indices in (
+        mame.pixels_to_indices(argb.tobytes()),
+        mame.pixel_file_indices(tmp_path / "pixels.argb"),
+    ):
+        assert indices.shape == argb.shape
+        assert np.array_equal(indices, picked)
+        assert np.array_equal(indices[:, :4], expected)
+
+
+def test_every_colour_one_bit_off_the_palette_is_an_error():
+    """A value one bit (RGB or alpha) from a palette colour is not the colour of its palette slot."""
+    off = np.array(
+        sorted(
+            {colour ^ (1 << bit) for colour in mame.MAME_PALETTE for bit in range(32)}
+            - set(mame.MAME_PALETTE)
+        ),
+        dtype=np.uint32,
+    )
+    assert len(off) > 400
+    slots = (off * mame.PALETTE_MULTIPLIER) >> np.uint32(24)
+    assert not np.any(mame.PALETTE_COLOURS[mame.PALETTE_SLOTS[slots]] == off)
+    frame = np.full((mame.SCREEN_HEIGHT, mame.SCREEN_WIDTH), 0xFF000000, dtype="<u4")
+    frame[20, 3] = 0xFF123456
+    for value in off[:: len(off) // 16]:
+        frame[9, 11] = value
+        with pytest.raises(HilbridgeError, match=f"pixel 11,9 of stored frame 0 has colour {value:08X}"):
+            mame.pixels_to_indices(frame.tobytes())
+
+
+def test_a_pixel_outside_the_palette_is_named_in_its_chunk(tmp_path):
+    frames = mame.PIXEL_CHUNK_FRAMES + 2
+    argb = np.full((frames, mame.SCREEN_HEIGHT, mame.SCREEN_WIDTH), 0xFF000000, dtype="<u4")
+    argb[frames - 1, 9, 11] = 0x00000000  # black, transparent
+    argb[frames - 1, 20, 3] = 0xFF123456
+    (tmp_path / "pixels.argb").write_bytes(argb.tobytes())
+    message = f"pixel 11,9 of stored frame {frames - 1} has colour 00000000"
+    with pytest.raises(HilbridgeError, match=message):
+        mame.pixels_to_indices(argb.tobytes())
+    with pytest.raises(HilbridgeError, match=message):
+        mame.pixel_file_indices(tmp_path / "pixels.argb")
+
+
 def test_mame_cycle_rate_rounds_up():
     # MAME's CPU core keeps an integer cycles-per-second: clock / 15 rounded up
     assert mame.mame_cycles_per_second("ntsc") == 357955  # 5 369 317 / 15 = 357 954.47

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hilbridge.errors import HilbridgeError
@@ -127,3 +127,86 @@ def test_truncate_keeps_whole_frames():
     assert [f.frame for f in trace.frames] == [0]
     assert [a.cycle for a in trace.accesses] == [12, 5983]
     assert trace.pixel_frames == [0] and len(trace.states) == 1
+
+
+def plain_first_mismatch(
+    ours: list[Access], theirs: list[Access]
+) -> tuple[int, Access | None, Access | None] | None:
+    """The comparison as a loop over indices: the first index where (kind, cycle, addr, data)
+    differ or one list ends."""
+    for index in range(max(len(ours), len(theirs))):
+        mine = ours[index] if index < len(ours) else None
+        other = theirs[index] if index < len(theirs) else None
+        if mine is None or other is None:
+            return index, mine, other
+        if (mine.kind, mine.cycle, mine.addr, mine.data) != (other.kind, other.cycle, other.addr, other.data):
+            return index, mine, other
+    return None
+
+
+small_accesses = st.lists(
+    st.builds(
+        Access,
+        kind=st.sampled_from("WR"),
+        cycle=st.integers(0, 3),
+        p1=st.integers(0, 1),
+        addr=st.integers(0, 1),
+        data=st.integers(0, 1),
+        frame=st.integers(0, 1),
+        vpos=st.integers(0, 1),
+        hpos=st.integers(0, 1),
+    ),
+    max_size=6,
+)
+
+
+@given(small_accesses, small_accesses, st.integers(0, 4), st.integers(-1, 4))
+def test_first_mismatch_and_up_to_cycle_are_the_plain_loops(ours, theirs, shared, last_cycle):
+    """The C-level comparison and cut against plain loops, on lists that share a prefix and differ
+    in key fields, other fields, length and order of cycles."""
+    theirs = ours[:shared] + theirs
+    found = first_mismatch(ours, theirs)
+    expected = plain_first_mismatch(ours, theirs)
+    assert (found and (found.index, found.ours, found.theirs)) == expected
+    if found is not None:
+        assert found.before == tuple(ours[max(0, found.index - 3) : found.index])
+    kept = [access for access in theirs if access.cycle <= last_cycle]
+    assert up_to_cycle(theirs, last_cycle) == kept
+    assert up_to_cycle(iter(theirs), last_cycle) == kept
+
+
+def hex_spellings(limit: int) -> st.SearchStrategy[str]:
+    """How a hex field may be spelt: as the trace writes it, or otherwise as int(text, 16) reads it."""
+    return st.builds(str.format, st.sampled_from(["{:02X}", "{:x}", "{:03X}", "{:X}"]), st.integers(0, limit))
+
+
+def decimal_spellings(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.builds(str.format, st.sampled_from(["{}", "{:04d}", "{:+d}"]), st.integers(low, high))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from("WR"),
+            decimal_spellings(0, 10**8),
+            hex_spellings(0x1FF),
+            hex_spellings(0xFF),
+            hex_spellings(0xFF),
+            decimal_spellings(0, 5000),
+            decimal_spellings(-2, 320),
+            decimal_spellings(-1, 5000),
+        ),
+        max_size=8,
+    )
+)
+@example([("W", "1436437", "AC", "5F", "CA", "240", "-1", "454")])  # MAME's vpos -1
+def test_access_lines_parse_as_int_reads_every_field(rows):
+    """The look-up tables (HEX, SMALL) give what int() gives, and int() takes any other spelling."""
+    text = "".join(" ".join(row) + "\n" for row in rows)
+    expected = [
+        Access(kind, int(cycle), int(p1, 16), int(addr, 16), int(data, 16), int(frame), int(vpos), int(hpos))
+        for kind, cycle, p1, addr, data, frame, vpos, hpos in rows
+    ]
+    parsed = parse_trace(text).accesses
+    assert parsed == expected
+    assert all(type(access) is Access for access in parsed)

@@ -1,0 +1,87 @@
+"""CPU seconds of the oracle's traced runs as the MAME comparison tests make them, by phase.
+
+    PYTHONPATH=. python benchmarks/oracle_runs.py [--repeat 3] [--region ntsc|pal] [CART_NAME ...]
+
+Phases, each timed with process_time (CPU, not wall) and printed as the median of `--repeat` runs:
+`emulator` is `run_emulator` with the cart's traced-run options (tests/fixture_runs.py), `mame` is
+`run_mame` read from the MAME-run cache (restore, parse, pixel conversion), `compare` is the
+acceptance test's `up_to_cycle` + `first_mismatch`. The MAME runs must be in the cache
+($HILBRIDGE_MAME_CACHE, default as the tests set it): run the oracle tests once first. The machine's
+load average is printed first and last: figures taken under load are only comparable within the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fixture_runs import SPECS, _traced_run_options, cart_image  # noqa: E402
+
+from hilbridge.firmware.bootrom import default_cache  # noqa: E402
+from hilbridge.oracle.emulator import run_emulator  # noqa: E402
+from hilbridge.oracle.mame import run_mame  # noqa: E402
+from hilbridge.oracle.trace import first_mismatch, up_to_cycle  # noqa: E402
+
+DEFAULT_CARTS = ("cpu_alu", "vdc_regs", "video_midframe", "video_objects")
+
+
+def cpu_seconds(work: Callable[[], object]) -> tuple[float, object]:
+    started = time.process_time()
+    result = work()
+    return time.process_time() - started, result
+
+
+def measure(name: str, region: str) -> dict[str, float]:
+    """One round of the three phases for a cart and region."""
+    options = _traced_run_options(name)
+    image = cart_image(name)
+    emulator_seconds, ours = cpu_seconds(lambda: run_emulator(image, region=region, **options))
+    mame_seconds, theirs = cpu_seconds(lambda: run_mame(image, region=region, state=True, **options))
+    if not theirs.from_cache:
+        raise SystemExit(f"{name} {region}: MAME run not cached; run the oracle tests once first")
+
+    def compare() -> object:
+        last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
+        expected = up_to_cycle(theirs.trace.accesses, last)
+        return first_mismatch(up_to_cycle(ours.trace.accesses, last), expected)
+
+    compare_seconds, mismatch = cpu_seconds(compare)
+    if mismatch is not None:
+        raise SystemExit(f"{name} {region}: the runs differ\n{mismatch.report()}")
+    return {"emulator": emulator_seconds, "mame": mame_seconds, "compare": compare_seconds}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("carts", nargs="*", default=DEFAULT_CARTS)
+    parser.add_argument("--region", choices=("ntsc", "pal"), default="ntsc")
+    parser.add_argument("--repeat", type=int, default=3)
+    arguments = parser.parse_args()
+    os.environ.setdefault("HILBRIDGE_MAME_CACHE", str(default_cache() / "mame-runs"))
+    print(f"load average {os.getloadavg()[0]:.2f}; CPU seconds, medians of {arguments.repeat}")
+    print(f"{'cart':<18}{'emulator':>10}{'mame':>10}{'compare':>10}{'total':>10}")
+    unknown = [name for name in arguments.carts if name not in SPECS]
+    if unknown:
+        raise SystemExit(f"unknown cart {unknown[0]!r}; choose from {', '.join(sorted(SPECS))}")
+    measured: dict[str, list[dict[str, float]]] = {name: [] for name in arguments.carts}
+    for _ in range(arguments.repeat):  # the carts in turn, so that no round finds its own memory warm
+        for name in arguments.carts:
+            measured[name].append(measure(name, arguments.region))
+    for name, rounds in measured.items():
+        medians = {phase: statistics.median(r[phase] for r in rounds) for phase in rounds[0]}
+        total = statistics.median(sum(r.values()) for r in rounds)
+        figures = "".join(f"{medians[phase]:>10.2f}" for phase in ("emulator", "mame", "compare"))
+        print(f"{name:<18}{figures}{total:>10.2f}")
+    print(f"load average {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
