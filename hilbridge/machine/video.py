@@ -37,6 +37,8 @@ from hilbridge.machine.charset import charset_rom
 
 VISIBLE_LINES = 243
 VISIBLE_WIDTH = 360
+LINE_BYTES = VISIBLE_WIDTH // 8  # a line of raster bits (`packed_sprite`, `BaseLayer.packed_sources`)
+VISIBLE_AREA_BYTES = VISIBLE_LINES * LINE_BYTES
 BRIGHT = 8  # the palette index's I bit: every pixel of a span drawn with LUM (P17) bright
 _PAD_WIDTH = 656  # wide enough for any object at X = 255 (quads reach (255 + 5) * 2 + 112)
 
@@ -48,6 +50,7 @@ SOURCE_VERTICAL_GRID = 0x10
 SOURCE_HORIZONTAL_GRID = 0x20
 SOURCE_MAJOR = 0x80
 GRID_SOURCES = SOURCE_VERTICAL_GRID | SOURCE_HORIZONTAL_GRID
+GRID_SOURCES_PACKED = (SOURCE_VERTICAL_GRID, SOURCE_HORIZONTAL_GRID)  # each packed on its own
 
 # Edge pass: the sources left of a major pixel, and left of an unzoomed sprite pixel, that count as
 # touching it. MAME 0.251: none (measured with fixtures/carts/video_edges.asm: characters, quads and
@@ -218,7 +221,6 @@ class Picture:
         self._overlap_positions: np.ndarray | None = None
         self._collision_positions: np.ndarray | None = None
         self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
-        self._packed_sources: list[tuple[int, int, bytes]] | None = None  # see `_pair_collisions`
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -427,21 +429,31 @@ class Picture:
         major, sprites; the two grid bars are no pair, grid pixels never test) of: the other's bit
         if the enable has one's bit. So a span's bits are those of the pairs that meet somewhere
         in it: each source's pixels in the span as one Python integer, a few ANDs per pair, and no
-        array for a span of a few pixels. (Without edge rules: `EDGE_SEES_LEFT`.)"""
+        array for a span of a few pixels. Only the span's lines of the grid and major system are
+        packed, and only the sprites that reach them: a picture that draws a few pixels costs no
+        whole-area layer. (Without edge rules: `EDGE_SEES_LEFT`.)"""
         owner = self.layout if self.layout is not None else self
-        sources = owner._packed_sources
-        if sources is None:
-            sources = owner._packed_sources = owner._find_packed_sources()
         first_byte, end_byte = start >> 3, (end + 7) >> 3
+        first_line, last_line = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
         window = ((1 << (end - start)) - 1) << (start & 7)  # the span's bits from first_byte on
         present = []
-        for bit, origin, packed in sources:
+        for bit, packed in owner.base.packed_sources(first_line, last_line):
+            pixels = int.from_bytes(packed[first_byte:end_byte], "little") & window
+            if pixels:
+                present.append((bit, pixels))
+        for index, _zoomed, top, bottom, key in owner.sprites:
+            if top > last_line or bottom <= first_line:
+                continue
+            packed = packed_sprite(key)
+            if packed is None:
+                continue
+            origin = top * LINE_BYTES
             low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
             if low < high:
-                shift = 8 * (low - first_byte)  # the source's first byte in the span
+                shift = 8 * (low - first_byte)  # the sprite's first byte in the span
                 pixels = int.from_bytes(packed[low - origin : high - origin], "little") & (window >> shift)
                 if pixels:
-                    present.append((bit, pixels << shift))
+                    present.append((1 << index, pixels << shift))
         enable = self.enable
         found = 0
         for index, (bit, pixels) in enumerate(present):
@@ -449,16 +461,6 @@ class Picture:
                 gain = (other if enable & bit else 0) | (bit if enable & other else 0)
                 if gain & ~found and bit | other != GRID_SOURCES and pixels & other_pixels:
                     found |= gain
-        return found
-
-    def _find_packed_sources(self) -> list[tuple[int, int, bytes]]:
-        """(source bit, first raster byte, raster bits from there: bit i of byte k = pixel 8k + i)
-        of the grid bars, the major system and each sprite of this picture that draws something."""
-        found = list(self.base.packed_sources())
-        for index, _zoomed, top, _bottom, key in self.sprites:
-            packed = packed_sprite(key)
-            if packed is not None:
-                found.append((1 << index, top * VISIBLE_WIDTH >> 3, packed))
         return found
 
     def source_at(self, line: int, x: int) -> int:
@@ -868,22 +870,26 @@ class BaseLayer:
         # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
         self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
         self._sourced = bytearray(VISIBLE_LINES)
-        self._packed: list[tuple[int, int, bytes]] | None = None
+        # raster bits (bit i of byte k = pixel 8k + i) of the vertical bars, the horizontal bars and
+        # the major system, each left out when the layer has none; lines packed on first use
+        bits = [*(GRID_SOURCES_PACKED if grid.on else ()), *((SOURCE_MAJOR,) if major.cells else ())]
+        self._packed = [(bit, bytearray(VISIBLE_AREA_BYTES)) for bit in bits]
+        self._packed_lines = bytearray(VISIBLE_LINES)
 
-    def packed_sources(self) -> list[tuple[int, int, bytes]]:
-        """(source bit, 0, raster bits of the whole area) of the vertical bars, the horizontal bars
-        and the major system, each left out where it has no pixel (see `Picture._pair_collisions`)."""
-        if self._packed is None:
-            self._packed = []
-            layers = []
-            if self.grid.on:
-                pixels = self.grid.drawn(0, VISIBLE_LINES - 1)
-                layers = [(bit, pixels & bit) for bit in (SOURCE_VERTICAL_GRID, SOURCE_HORIZONTAL_GRID)]
-            if self.major.build(0, VISIBLE_LINES - 1):
-                layers.append((SOURCE_MAJOR, self.major.opaque[:, :VISIBLE_WIDTH]))
-            for bit, layer in layers:
-                if layer.any():
-                    self._packed.append((bit, 0, np.packbits(layer, bitorder="little").tobytes()))
+    def packed_sources(self, first: int, last: int) -> list[tuple[int, bytearray]]:
+        """(source bit, raster bits of the whole area) of the vertical bars, the horizontal bars and
+        the major system (see `Picture._pair_collisions`), lines first..last packed (others may be
+        unset). A line is 45 whole bytes, so a span's lines are packed on their own."""
+        done = self._packed_lines
+        low = done.find(0, first, last + 1)
+        if low >= 0:
+            end = done.rfind(0, first, last + 1) + 1
+            grid = self.grid.drawn(low, end - 1)[low:end] if self.grid.on else None
+            major = self.major.opaque[low:end, :VISIBLE_WIDTH] if self.major.build(low, end - 1) else None
+            for bit, packed in self._packed:
+                layer = major if bit == SOURCE_MAJOR else grid & bit
+                packed[low * LINE_BYTES : end * LINE_BYTES] = np.packbits(layer, bitorder="little").tobytes()
+            done[low:end] = b"\1" * (end - low)
         return self._packed
 
     def sources(self, first: int, last: int) -> np.ndarray:
