@@ -65,20 +65,15 @@ def test_malformed_line_is_reported_with_its_line(line, message):
     assert str(caught.value.location) == "t.txt:2:1"
 
 
-accesses = st.lists(
-    st.builds(
-        Access,
-        kind=st.sampled_from("WR"),
-        cycle=st.integers(0, 10**7),
-        p1=st.integers(0, 255),
-        addr=st.integers(0, 255),
-        data=st.integers(0, 255),
-        frame=st.integers(0, 1000),
-        vpos=st.integers(0, 312),
-        hpos=st.integers(0, 455),
-    ),
-    max_size=30,
-).map(lambda items: sorted(items, key=lambda a: a.cycle))
+def access_lists(max_size: int, **tops: int) -> st.SearchStrategy[list[Access]]:
+    """Lists of reads and writes whose other fields run from 0 to their `tops`."""
+    fields = {name: st.integers(0, top) for name, top in tops.items()}
+    return st.lists(st.builds(Access, kind=st.sampled_from("WR"), **fields), max_size=max_size)
+
+
+accesses = access_lists(30, cycle=10**7, p1=255, addr=255, data=255, frame=1000, vpos=312, hpos=455).map(
+    lambda items: sorted(items, key=lambda a: a.cycle)
+)
 
 
 @pytest.mark.slow
@@ -144,20 +139,7 @@ def plain_first_mismatch(
     return None
 
 
-small_accesses = st.lists(
-    st.builds(
-        Access,
-        kind=st.sampled_from("WR"),
-        cycle=st.integers(0, 3),
-        p1=st.integers(0, 1),
-        addr=st.integers(0, 1),
-        data=st.integers(0, 1),
-        frame=st.integers(0, 1),
-        vpos=st.integers(0, 1),
-        hpos=st.integers(0, 1),
-    ),
-    max_size=6,
-)
+small_accesses = access_lists(6, cycle=3, p1=1, addr=1, data=1, frame=1, vpos=1, hpos=1)
 
 
 @given(small_accesses, small_accesses, st.integers(0, 4), st.integers(-1, 4))
