@@ -231,38 +231,38 @@ class Vdc:
 
     # -- beam -------------------------------------------------------------------------------------
     def _beam_pixel(self, cycle: int) -> int:
-        """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there."""
-        pixel_as = self._pixel_as
-        return (self._access_time(cycle) + pixel_as // 2) // pixel_as
+        """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there.
 
-    def position(self, cycle: int) -> tuple[int, int]:
-        """(line, hpos) of the beam at `cycle` (line 0 = first visible line).
-
-        A bus trace asks at every access. The access time is the scheduler's, `cycle × cycle_as`,
-        plus a drift that grows with the cycles since the slice start, which is at least a MOVX and
-        at most about a line back (`_position_drift`). Where both ends of that range round to one
-        pixel, the pixel needs no slice start; near a pixel's edge `_beam_pixel` reckons it."""
-        least, most = self._position_drift
+        Every redraw, status read, beam read and traced access asks. The access time is the
+        scheduler's, `cycle × cycle_as`, plus a drift that grows with the cycles since the slice
+        start, which is at least a MOVX and at most about a line back (`_beam_drift`). Where both
+        ends of that range round to one pixel (all but a few accesses in a thousand), the slice
+        start (`_access_time`) is not looked up."""
+        least, most = self._beam_drift
         time = cycle * self._cycle_as
         pixel_as = self._pixel_as
         pixel = (time + least) // pixel_as
-        if (time + most) // pixel_as != pixel:
-            pixel = self._beam_pixel(cycle)
-        return self.raster.position_of(pixel)
+        if (time + most) // pixel_as == pixel:
+            return pixel
+        return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
     @cached_property
-    def _position_drift(self) -> tuple[int, int]:
-        """For `position`: the least and most access time past the scheduler's (plus half a pixel)
-        that a slice start from 2 (`MOVX_CYCLES`) to a line's cycles (plus the MOVX and rounding)
-        before the access gives. No slice start is further back: power-on starts one, and from the
-        first line on the line timer starts one every line; a later one (another timer, an A1 read)
-        is nearer."""
+    def _beam_drift(self) -> tuple[int, int]:
+        """For `_beam_pixel`: the least and most access time past the scheduler's (plus half a
+        pixel) that a slice start from 2 (`MOVX_CYCLES`) to a line's cycles (plus the MOVX and
+        rounding) before the access gives. No slice start is further back: power-on starts one, and
+        from the first line on the line timer starts one every line; a later one (another timer, an
+        A1 read) is nearer."""
         period = self.slices.line_timer[1]
         cycle_as, drift = self._cycle_as, self._slice_cycle_as - self._cycle_as
         furthest = period // cycle_as + MOVX_CYCLES + 2
         least, most = sorted((MOVX_CYCLES * drift, furthest * drift))
         half = self._pixel_as // 2
         return least + half, most + half
+
+    def position(self, cycle: int) -> tuple[int, int]:
+        """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
+        return self.raster.position_of(self._beam_pixel(cycle))
 
     def t1(self, cycle: int) -> bool:
         """The T1 input (vblank OR hblank) sampled at `cycle`: `raster.t1(*position(cycle))`.

@@ -1,7 +1,7 @@
-"""`Vdc.position` finds the slice start only where the access time's possible drift crosses a pixel
-edge (`_position_drift`): at the accesses of every fixture cart, and at cycles around them asked out
-of order, it must be the plain reckoning, `raster.position_of(_beam_pixel(cycle))`. It is asked at
-every write but only at every third read, as a trace without reads asks."""
+"""`Vdc._beam_pixel` finds the slice start only where the access time's possible drift crosses a
+pixel edge (`_beam_drift`): at the accesses of every fixture cart, and at cycles around them asked
+out of order, the beam position must be the plain reckoning from the access time (`plain_position`).
+It is asked at every write but only at every third read, as a trace without reads asks."""
 
 from __future__ import annotations
 
@@ -23,6 +23,12 @@ AROUND = (0, 2, -1, 30, 0)
 """Cycles asked after each access, relative to it: later in its slice, earlier, in the next ones."""
 
 
+def plain_position(vdc: Vdc, cycle: int) -> tuple[int, int]:
+    """The beam position from the access time, its slice start looked up at every cycle."""
+    pixel_as = vdc._pixel_as
+    return vdc.raster.position_of((vdc._access_time(cycle) + pixel_as // 2) // pixel_as)
+
+
 @pytest.mark.parametrize("region", REGIONS)
 @pytest.mark.parametrize("name", quick_few(SPECS, QUICK_CARTS))
 def test_position_is_the_plain_reckoning_at_every_access(name: str, region: str) -> None:
@@ -41,7 +47,7 @@ def test_position_is_the_plain_reckoning_at_every_access(name: str, region: str)
                 return
         for offset in AROUND:
             cycle = access.cycle + offset
-            plain = vdc.raster.position_of(vdc._beam_pixel(cycle))
+            plain = plain_position(vdc, cycle)
             kept = vdc.position(cycle)
             asked += 1
             if kept != plain and len(differing) < 5:
@@ -61,13 +67,13 @@ def test_position_at_pixel_edges_and_before_the_first_line_timer(region: str) ->
     read now and then (a slice starts there): the scan meets cycles whose drift range crosses a
     pixel edge, where the slice start decides."""
     vdc = Vdc(timing.REGIONS[region])
-    least, most = vdc._position_drift
+    least, most = vdc._beam_drift
     cycle_as, pixel_as = vdc._cycle_as, vdc._pixel_as
     edges = 0
     for cycle in range(20_000):
         if cycle % 37 == 5:
             vdc.read(0xA1, cycle)
-        assert vdc.position(cycle) == vdc.raster.position_of(vdc._beam_pixel(cycle)), cycle
+        assert vdc.position(cycle) == plain_position(vdc, cycle), cycle
         time = cycle * cycle_as
         edges += (time + least) // pixel_as != (time + most) // pixel_as
     assert edges
