@@ -5,7 +5,7 @@
 Phases, each timed with process_time (CPU, not wall) and printed as the median of `--repeat` runs:
 `emulator` is `run_emulator` with the cart's traced-run options (tests/fixture_runs.py), `mame` is
 `run_mame` read from the MAME-run cache (restore, parse, pixel conversion), `compare` is the
-acceptance test's `up_to_cycle` + `first_mismatch`. The MAME runs must be in the cache
+acceptance test's `compare_runs`. The MAME runs must be in the cache
 ($HILBRIDGE_MAME_CACHE, default as the tests set it): run the oracle tests once first. The machine's
 load average is printed first and last: figures taken under load are only comparable within the run.
 """
@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -28,12 +29,13 @@ from fixture_runs import SPECS, _traced_run_options, cart_image  # noqa: E402
 from hilbridge.firmware.bootrom import default_cache  # noqa: E402
 from hilbridge.oracle.emulator import run_emulator  # noqa: E402
 from hilbridge.oracle.mame import run_mame  # noqa: E402
-from hilbridge.oracle.trace import first_mismatch, up_to_cycle  # noqa: E402
+from hilbridge.oracle.trace import compare_runs  # noqa: E402
 
+T = TypeVar("T")
 DEFAULT_CARTS = ("cpu_alu", "vdc_regs", "video_midframe", "video_objects")
 
 
-def cpu_seconds(work: Callable[[], object]) -> tuple[float, object]:
+def cpu_seconds(work: Callable[[], T]) -> tuple[float, T]:
     started = time.process_time()
     result = work()
     return time.process_time() - started, result
@@ -48,12 +50,7 @@ def measure(name: str, region: str) -> dict[str, float]:
     if not theirs.from_cache:
         raise SystemExit(f"{name} {region}: MAME run not cached; run the oracle tests once first")
 
-    def compare() -> object:
-        last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
-        expected = up_to_cycle(theirs.trace.accesses, last)
-        return first_mismatch(up_to_cycle(ours.trace.accesses, last), expected)
-
-    compare_seconds, mismatch = cpu_seconds(compare)
+    compare_seconds, (_, mismatch) = cpu_seconds(lambda: compare_runs(ours.trace, theirs.trace))
     if mismatch is not None:
         raise SystemExit(f"{name} {region}: the runs differ\n{mismatch.report()}")
     return {"emulator": emulator_seconds, "mame": mame_seconds, "compare": compare_seconds}

@@ -12,7 +12,7 @@ from hilbridge.cli import force_option
 from hilbridge.errors import HilbridgeError, SourceLocation
 from hilbridge.files import check_outputs, write_atomic
 from hilbridge.oracle.mame import SLOTS, SYSTEMS, run_mame
-from hilbridge.oracle.trace import first_mismatch, up_to_cycle
+from hilbridge.oracle.trace import compare_runs
 
 
 def _read_image(path: str) -> bytes:
@@ -100,9 +100,7 @@ def compare(cart: str, frames: int, region: str, slot: str | None, reads: bool) 
     image = _read_image(cart)
     theirs = run_mame(image, frames=frames, region=region, slot=slot, reads=reads).trace
     ours = run_emulator(image, frames=frames, region=region, slot=slot, reads=reads).trace
-    last = min(theirs.frames[-1].cycle, ours.frames[-1].cycle)  # the two disagree on frame ends
-    compared = up_to_cycle(theirs.accesses, last)
-    mismatch = first_mismatch(up_to_cycle(ours.accesses, last), compared)
+    compared, mismatch = compare_runs(ours, theirs)
     if mismatch is None and not compared:
         raise HilbridgeError(
             f"nothing compared: neither MAME nor the emulator made a MOVX access in {frames} frames",

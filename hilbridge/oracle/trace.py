@@ -285,3 +285,15 @@ def first_mismatch(ours: Sequence[Access], theirs: Sequence[Access], context: in
 def up_to_cycle(accesses: Iterable[Access], last_cycle: int) -> list[Access]:
     """The accesses stamped at or before `last_cycle` (to cut two runs to the same length)."""
     return [access for access in accesses if access.cycle <= last_cycle]
+
+
+def compare_runs(
+    ours: Trace, theirs: Trace, frames: int | None = None
+) -> tuple[list[Access], Mismatch | None]:
+    """Two runs' accesses up to the end of their first `frames` frames (None: all), compared: the
+    accesses of `theirs` that were compared, and the first mismatch (None: equal). The two count
+    frame ends a few cycles apart (MAME's CPU runs 1.5 ppm fast), so both are cut at the earlier."""
+    index = -1 if frames is None else frames - 1
+    last = min(ours.frames[index].cycle, theirs.frames[index].cycle)
+    compared = up_to_cycle(theirs.accesses, last)
+    return compared, first_mismatch(up_to_cycle(ours.accesses, last), compared)

@@ -15,7 +15,7 @@ from hilbridge.errors import HilbridgeError
 from hilbridge.link.adapter import CaptureRecord
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.oracle.emulator import MAME_EQUIVALENT_MAPPERS
-from hilbridge.oracle.trace import first_mismatch, up_to_cycle
+from hilbridge.oracle.trace import compare_runs
 
 pytestmark = pytest.mark.mame
 FRAMES = 60
@@ -36,8 +36,7 @@ def oracle_verdict(name: str, region: str) -> str:
     oracle tests' own runs of the cart (its spec's frames and reads; a trace's first frames are a
     shorter run's), so MAME runs once per cart and region for both."""
     theirs, ours = mame_run(name, region).trace, emulator_run(name, region).trace
-    last = min(theirs.frames[FRAMES - 1].cycle, ours.frames[FRAMES - 1].cycle)
-    found = first_mismatch(up_to_cycle(ours.accesses, last), up_to_cycle(theirs.accesses, last))
+    _, found = compare_runs(ours, theirs, FRAMES)
     return "equal" if found is None else "diverged"
 
 

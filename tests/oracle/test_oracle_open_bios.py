@@ -16,7 +16,7 @@ from hilbridge.machine.console import JOYSTICK_BITS, KEYBOARD
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.oracle.emulator import EmulatorRun, run_emulator
 from hilbridge.oracle.mame import MameRun, run_mame
-from hilbridge.oracle.trace import Access, first_mismatch, up_to_cycle
+from hilbridge.oracle.trace import Access, compare_runs
 
 BIOS_CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "bios"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(BIOS_CARTS)}
@@ -121,9 +121,7 @@ def test_bios_game_prints_hello_and_reads_the_keys():
 def test_open_bios_carts_equal_mame(name, region):
     require_tool("mame")
     theirs, ours = mame(name, region), emulator(name, region)
-    last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
-    expected = up_to_cycle(theirs.trace.accesses, last)
-    mismatch = first_mismatch(up_to_cycle(ours.trace.accesses, last), expected)
+    expected, mismatch = compare_runs(ours.trace, theirs.trace)
     assert mismatch is None, f"{name} {region}: {mismatch.report()}"
     assert len(expected) > SPECS[name].frames
     if SPECS[name].pixels:

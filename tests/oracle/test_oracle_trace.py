@@ -9,7 +9,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hilbridge.errors import HilbridgeError
-from hilbridge.oracle.trace import Access, first_mismatch, parse_trace, up_to_cycle
+from hilbridge.oracle.trace import (
+    Access,
+    FrameEnd,
+    Trace,
+    compare_runs,
+    first_mismatch,
+    parse_trace,
+    up_to_cycle,
+)
 
 SAMPLE = """\
 # mame=0.251 system=odyssey2 cycles_per_second=357955 frame_period=0.016715113234
@@ -192,3 +200,17 @@ def test_access_lines_parse_as_int_reads_every_field(rows):
     parsed = parse_trace(text).accesses
     assert parsed == expected
     assert all(type(access) is Access for access in parsed)
+
+
+def test_compare_runs_cuts_both_at_the_earlier_end_of_the_frames_asked():
+    def run(ends: list[int], cycles: list[int]) -> Trace:
+        trace = Trace(frames=[FrameEnd(frame, end, 0x400) for frame, end in enumerate(ends)])
+        trace.accesses = [Access("W", cycle, 0xB4, 0xA0, 1, 0, 0, 0) for cycle in cycles]
+        return trace
+
+    ours, theirs = run([100, 200], [50, 99, 150, 199, 201]), run([101, 198], [50, 99, 150, 198, 205])
+    compared, mismatch = compare_runs(ours, theirs, 1)  # cut at 100: 50 and 99 on both sides
+    assert ([a.cycle for a in compared], mismatch) == ([50, 99], None)
+    compared, mismatch = compare_runs(ours, theirs)  # cut at 198: ours has 199 there, theirs 198
+    assert [a.cycle for a in compared] == [50, 99, 150, 198]
+    assert mismatch is not None and (mismatch.index, mismatch.ours, mismatch.theirs.cycle) == (3, None, 198)

@@ -12,7 +12,7 @@ from conftest import require_tool
 from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
 from hilbridge.oracle.emulator import run_emulator
 from hilbridge.oracle.mame import run_mame
-from hilbridge.oracle.trace import first_mismatch, up_to_cycle
+from hilbridge.oracle.trace import compare_runs
 
 WAIT_LOOPS = Path(__file__).resolve().parents[2] / "fixtures" / "carts" / "wait_loops"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(WAIT_LOOPS)}
@@ -36,9 +36,7 @@ def test_wait_loop_cart_equals_mame(name: str, region: str) -> None:
     }
     theirs = run_mame(image, region=region, state=True, **options)
     ours = run_emulator(image, region=region, **options)
-    last = min(theirs.trace.frames[-1].cycle, ours.trace.frames[-1].cycle)
-    expected = up_to_cycle(theirs.trace.accesses, last)
-    mismatch = first_mismatch(up_to_cycle(ours.trace.accesses, last), expected)
+    expected, mismatch = compare_runs(ours.trace, theirs.trace)
     assert mismatch is None, f"{name} {region}: {mismatch.report()}"
     assert len(expected) > FRAMES * 4
     for frame in range(FRAMES if spec.pixels else 0):
