@@ -24,11 +24,11 @@ from typing import TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fixture_runs import SPECS, _traced_run_options, cart_image  # noqa: E402
+from fixture_runs import SPECS, cart_image, traced_run_options  # noqa: E402
 
-from hilbridge.firmware.bootrom import default_cache  # noqa: E402
 from hilbridge.oracle.emulator import run_emulator  # noqa: E402
 from hilbridge.oracle.mame import run_mame  # noqa: E402
+from hilbridge.oracle.run_cache import use_default_folder  # noqa: E402
 from hilbridge.oracle.trace import compare_runs  # noqa: E402
 
 T = TypeVar("T")
@@ -43,7 +43,7 @@ def cpu_seconds(work: Callable[[], T]) -> tuple[float, T]:
 
 def measure(name: str, region: str) -> dict[str, float]:
     """One round of the three phases for a cart and region."""
-    options = _traced_run_options(name)
+    options = traced_run_options(name)
     image = cart_image(name)
     emulator_seconds, ours = cpu_seconds(lambda: run_emulator(image, region=region, **options))
     mame_seconds, theirs = cpu_seconds(lambda: run_mame(image, region=region, state=True, **options))
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--region", choices=("ntsc", "pal"), default="ntsc")
     parser.add_argument("--repeat", type=int, default=3)
     arguments = parser.parse_args()
-    os.environ.setdefault("HILBRIDGE_MAME_CACHE", str(default_cache() / "mame-runs"))
+    use_default_folder()
     print(f"load average {os.getloadavg()[0]:.2f}; CPU seconds, medians of {arguments.repeat}")
     print(f"{'cart':<18}{'emulator':>10}{'mame':>10}{'compare':>10}{'total':>10}")
     unknown = [name for name in arguments.carts if name not in SPECS]

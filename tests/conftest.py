@@ -16,6 +16,7 @@ import pytest
 from hypothesis import settings
 
 from hilbridge.firmware.bootrom import default_cache
+from hilbridge.oracle.run_cache import use_default_folder
 
 # No time limit per example: on a loaded two-core machine a first call can take 300 ms where it
 # usually takes 1 ms, and speed is what benchmarks/ measures, never a unit test (DeadlineExceeded
@@ -29,7 +30,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 
 # MAME runs are kept on disk between sessions and shared by the xdist workers, keyed by every input
 # of a run (hilbridge.oracle.run_cache); `HILBRIDGE_MAME_CACHE= pytest ...` runs MAME every time.
-os.environ.setdefault("HILBRIDGE_MAME_CACHE", str(default_cache() / "mame-runs"))
+use_default_folder()
 
 
 @pytest.hookimpl(tryfirst=True)

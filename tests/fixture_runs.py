@@ -32,7 +32,7 @@ AUDIO_CARTS = frozenset({"sound"})
 """Carts whose sound is compared: their traced runs record it too, so MAME runs once per cart and region."""
 
 
-def _traced_run_options(name: str) -> dict:
+def traced_run_options(name: str) -> dict:
     """What a cart's spec asks both MAME and the emulator to record and feed in (same for both)."""
     spec = SPECS[name]
     return {
@@ -53,7 +53,7 @@ cart's tests, which run together (its xdist group, or the order of a module)."""
 @lru_cache(maxsize=KEPT_RUNS)
 def mame_run(name: str, region: str) -> MameRun:
     """The MAME run for a cart and region (traced state; sound for the AUDIO_CARTS)."""
-    return run_mame(cart_image(name), region=region, state=True, **_traced_run_options(name))
+    return run_mame(cart_image(name), region=region, state=True, **traced_run_options(name))
 
 
 def compare_group(name: str, region: str) -> pytest.MarkDecorator:
@@ -63,4 +63,4 @@ def compare_group(name: str, region: str) -> pytest.MarkDecorator:
 
 @lru_cache(maxsize=KEPT_RUNS)
 def emulator_run(name: str, region: str) -> EmulatorRun:
-    return run_emulator(cart_image(name), region=region, **_traced_run_options(name))
+    return run_emulator(cart_image(name), region=region, **traced_run_options(name))

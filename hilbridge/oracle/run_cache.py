@@ -37,6 +37,14 @@ MAX_BYTES = 4 << 30
 """Entries not used for the longest time are removed when the cache grows past this size."""
 
 
+def use_default_folder() -> None:
+    """Set $HILBRIDGE_MAME_CACHE to the user's cache (`mame-runs` in hilbridge's cache folder) unless
+    it is set already (empty: no caching): what the tests and the benchmarks run with."""
+    from hilbridge.firmware.bootrom import default_cache
+
+    os.environ.setdefault(CACHE_VARIABLE, str(default_cache() / "mame-runs"))
+
+
 def cache_folder() -> Path | None:
     """$HILBRIDGE_MAME_CACHE, or None (no caching) when it is unset or empty."""
     value = os.environ.get(CACHE_VARIABLE, "")
