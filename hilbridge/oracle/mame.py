@@ -8,12 +8,12 @@ command line and the pitfalls behind it are in docs/oracle.md.
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from importlib import resources
@@ -120,61 +120,46 @@ def _palette_hash() -> tuple[np.uint32, np.ndarray, np.ndarray]:
 PALETTE_MULTIPLIER, PALETTE_SLOTS, PALETTE_COLOURS = _palette_hash()
 
 
-def _convert_chunks(chunks: Iterable[np.ndarray], frames: int) -> np.ndarray:
-    """Palette indices (frames, 243, 360) of ARGB chunks of whole frames, taken in order; a pixel
-    with an unknown RGB value or alpha other than FFh is an error naming the first such pixel."""
+def pixels_to_indices(raw: bytes) -> np.ndarray:
+    """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15 (the bytes of
+    a pixel file, as `pixel_file_indices` reads one)."""
+    return _read_indices(io.BytesIO(raw), len(raw), "pixel data")
+
+
+def pixel_file_indices(path: Path) -> np.ndarray:
+    """`pixels_to_indices` of a pixel file (a run's is up to 100 MB), read without holding it whole."""
+    with path.open("rb") as file:
+        return _read_indices(file, path.stat().st_size, str(path))
+
+
+def _read_indices(file: BinaryIO, size: int, name: str) -> np.ndarray:
+    """Palette indices of `size` bytes of ARGB frames, read a few frames at a time into buffers used
+    again for every chunk (whole, a run's temporaries cost more in fresh memory pages than the
+    arithmetic); a pixel with an unknown RGB value or alpha other than FFh is an error naming the
+    first such pixel."""
+    if size % FRAME_BYTES:
+        raise HilbridgeError(f"pixel file is not a whole number of {FRAME_BYTES}-byte frames")
+    frames = size // FRAME_BYTES
     indices = np.empty((frames, SCREEN_HEIGHT, SCREEN_WIDTH), dtype=np.uint8)
-    slots = np.empty((PIXEL_CHUNK_FRAMES, SCREEN_HEIGHT, SCREEN_WIDTH), dtype=np.uint32)
-    back = np.empty_like(slots)
-    done = 0
-    for argb in chunks:
-        count = len(argb)
-        chunk_slots, chunk_back, chunk_indices = slots[:count], back[:count], indices[done : done + count]
-        np.multiply(argb, PALETTE_MULTIPLIER, out=chunk_slots)
-        chunk_slots >>= np.uint32(24)
-        np.take(PALETTE_SLOTS, chunk_slots, out=chunk_indices)
-        np.take(PALETTE_COLOURS, chunk_indices, out=chunk_back)
-        if not np.array_equal(chunk_back, argb):
-            frame, line, x = (int(v) for v in np.argwhere(chunk_back != argb)[0])
+    buffers = np.empty((3, PIXEL_CHUNK_FRAMES, SCREEN_HEIGHT, SCREEN_WIDTH), dtype=np.uint32)
+    for done in range(0, frames, PIXEL_CHUNK_FRAMES):
+        count = min(PIXEL_CHUNK_FRAMES, frames - done)
+        argb, slots, back = buffers[:, :count]
+        chunk_indices = indices[done : done + count]
+        if file.readinto(memoryview(argb).cast("B")) != argb.nbytes:
+            raise HilbridgeError(f"{name} changed while it was read")
+        np.multiply(argb, PALETTE_MULTIPLIER, out=slots)
+        slots >>= np.uint32(24)
+        np.take(PALETTE_SLOTS, slots, out=chunk_indices)
+        np.take(PALETTE_COLOURS, chunk_indices, out=back)
+        if not np.array_equal(back, argb):
+            frame, line, x = (int(v) for v in np.argwhere(back != argb)[0])
             colour = int(argb[frame, line, x])
             raise HilbridgeError(
                 f"pixel {x},{line} of stored frame {done + frame} has colour {colour:08X}, "
                 "which is not in MAME's RF palette"
             )
-        done += count
     return indices
-
-
-def pixels_to_indices(raw: bytes) -> np.ndarray:
-    """Raw screen:pixels() frames → array (frames, 243, 360) of palette indices 0–15.
-
-    A pixel with an unknown RGB value or alpha other than FFh is an error.
-    """
-    if len(raw) % FRAME_BYTES:
-        raise HilbridgeError(f"pixel file is not a whole number of {FRAME_BYTES}-byte frames")
-    argb = np.frombuffer(raw, dtype="<u4").reshape(-1, SCREEN_HEIGHT, SCREEN_WIDTH)
-    chunks = (argb[start : start + PIXEL_CHUNK_FRAMES] for start in range(0, len(argb), PIXEL_CHUNK_FRAMES))
-    return _convert_chunks(chunks, len(argb))
-
-
-def pixel_file_indices(path: Path) -> np.ndarray:
-    """`pixels_to_indices` of a pixel file, read a chunk at a time into one buffer (a run's file
-    is up to 100 MB: read whole, its pages would cost more than the conversion)."""
-    size = path.stat().st_size
-    if size % FRAME_BYTES:
-        raise HilbridgeError(f"pixel file is not a whole number of {FRAME_BYTES}-byte frames")
-    frames = size // FRAME_BYTES
-    buffer = np.empty((PIXEL_CHUNK_FRAMES, SCREEN_HEIGHT, SCREEN_WIDTH), dtype="<u4")
-
-    def chunks(file: BinaryIO) -> Iterator[np.ndarray]:
-        for start in range(0, frames, PIXEL_CHUNK_FRAMES):
-            argb = buffer[: min(PIXEL_CHUNK_FRAMES, frames - start)]
-            if file.readinto(memoryview(argb).cast("B")) != argb.nbytes:
-                raise HilbridgeError(f"pixel file {path} changed while it was read")
-            yield argb
-
-    with path.open("rb") as file:
-        return _convert_chunks(chunks(file), frames)
 
 
 @dataclass(slots=True)
