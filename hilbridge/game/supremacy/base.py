@@ -100,6 +100,9 @@ class SupremacyBase(Ruleset):
         self._land = frozenset(name for name, zone in self.board.zones.items() if zone.is_land)
         self._draws = {card: Action("draw", CHANCE, {"card": card}) for card in self.board.cards}
         self._dark = frozenset(name for name, zone in self.board.zones.items() if zone.is_dark_sea)
+        self._cards_of: dict[str, tuple[str, ...]] = {}  # resource -> its cards, in deck order
+        for card in self.board.cards.values():
+            self._cards_of[card.resource] = (*self._cards_of.get(card.resource, ()), card.id)
 
     def _occupant(self, state: State, zone: str) -> str | None:
         """The player holding a territory or light sea (at most one); None when vacant."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from hilbridge.game.core import (
@@ -369,10 +370,19 @@ class EconomyRules(SupremacyBase):
     def _search_problem(self, state: State, player: str, wanted: str, cost: int) -> str | None:
         if state["cash"][player] < cost:
             return "not enough money to turn over a card"
-        deck = [c for c in self.board.cards if c not in state["cards"]]
-        if not any(self._search_match(state, player, c, wanted) for c in deck):
+        if not self._keepable_in_deck(state, player, wanted, ()):
             return f"no {wanted} card that you could keep is left in the deck"
         return None
+
+    def _keepable_in_deck(self, state: State, player: str, wanted: str, flipped: Collection[str]) -> bool:
+        """Is a card of `wanted` that `player` could keep still in the deck (neither held nor among the
+        `flipped`)? Only the cards of that resource are looked at: no other card can match."""
+        held = state["cards"]
+        return any(
+            self._search_match(state, player, c, wanted)
+            for c in self._cards_of.get(wanted, ())
+            if c not in held and c not in flipped
+        )
 
     def _search_match(self, state: State, player: str, card_id: str, wanted: str) -> bool:
         card = self.board.cards[card_id]
@@ -427,9 +437,8 @@ class EconomyRules(SupremacyBase):
             state["events"].append(event("found", player=player, card=card))
         else:
             search["flipped"].append(card)
-            deck = [c for c in self.board.cards if c not in state["cards"] and c not in search["flipped"]]
-            if state["cash"][player] >= cost and any(
-                self._search_match(state, player, c, wanted) for c in deck
+            if state["cash"][player] >= cost and self._keepable_in_deck(
+                state, player, wanted, set(search["flipped"])
             ):
                 self._pay(state, player, cost, "turning over a card")
                 return

@@ -274,9 +274,8 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
                 combat=CombatRequest("dice", battle["attacker"], defender, {"dice": dict(battle["dice"])}),
             )
         if phase == "search":
-            flipped = state["search"]["flipped"]
-            deck = [c for c in self.board.cards if c not in state["cards"] and c not in flipped]
-            return ChanceNode("card", tuple(self._draws[c] for c in deck))
+            held, flipped, draws = state["cards"], set(state["search"]["flipped"]), self._draws
+            return ChanceNode("card", tuple([draws[c] for c in draws if c not in held and c not in flipped]))
         return None
 
     def random_combat_result(self, request: CombatRequest, rng: Any) -> dict[str, Any]:
