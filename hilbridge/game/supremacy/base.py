@@ -11,9 +11,11 @@ and, per commodity, ``sum(supplies) + stock_bank == 0`` hold after every move.
 from __future__ import annotations
 
 import json
-import pickle
-from collections.abc import Mapping
+import marshal
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from importlib import resources
+from operator import itemgetter, methodcaller
 from typing import Any
 
 from hilbridge.game.core import (
@@ -43,42 +45,53 @@ COPY_DEPTH: dict[str, str] = {
     # never changed after setup, or replaced rather than changed: shared between states
     **dict.fromkeys(("options", "players", "bank", "cycle", "stage", "phase", "turn", "build_step"), "share"),
     **dict.fromkeys(("interest_paid", "passes", "rotation_player"), "share"),
+    "units": "share",  # zone -> player -> [armies, navies]; `_add_units` copies what it changes
     # flat dicts and lists of strings or numbers
     **dict.fromkeys(
         ("cash", "loans", "stock_bank", "cubes", "alive", "cards", "market", "bids", "power"), "flat"
     ),
     **dict.fromkeys(("idle", "clouds", "sequence", "active", "bought", "prospected"), "flat"),
     "supplies": "two levels",  # player -> commodity -> units
-    "units": "three levels",  # zone -> player -> [armies, navies]
 }
 """How deep `_clone` copies each state key; any key not listed is deep-copied (the safe default)."""
+
+_copy_of = methodcaller("copy")
+
+
+def _values_of(keys: tuple[str, ...]) -> Callable[[State], tuple[Any, ...]]:
+    """A function giving a state's values of `keys` as a tuple (itemgetter, where it gives one)."""
+    if len(keys) >= 2:
+        return itemgetter(*keys)
+    return lambda state: tuple(state[key] for key in keys)
+
+
+@lru_cache(maxsize=16)
+def _clone_plan(
+    keys: tuple[str, ...],
+) -> tuple[tuple[str, ...], Callable[[State], tuple[Any, ...]], tuple[str, ...]]:
+    """For a state with these keys: its "flat" keys, a function giving their values as a tuple (one C
+    call), and the keys copied deep. Every state of a game has the same keys, so this runs once."""
+    flat = tuple(key for key in keys if COPY_DEPTH.get(key) == "flat")
+    deep = tuple(key for key in keys if key not in COPY_DEPTH and key != "events")
+    return flat, _values_of(flat), deep
 
 
 def _clone(state: State) -> State:
     """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`).
 
-    The keys copied deep go through one pickle together (one call per move, not one per key), and
-    `events` is not copied at all: the new state starts with none."""
-    copy: State = {}
-    deep: State = {}
-    for key, value in state.items():
-        depth = COPY_DEPTH.get(key, "deep")
-        if depth == "share":
-            copy[key] = value
-        elif depth == "flat":
-            copy[key] = value.copy()
-        elif depth == "two levels":
-            copy[key] = {inner: level.copy() for inner, level in value.items()}
-        elif depth == "three levels":
-            copy[key] = {
-                zone: {p: force.copy() for p, force in forces.items()} for zone, forces in value.items()
-            }
-        else:
-            copy[key] = None  # keeps the key's place in the state; filled from `deep` below
-            if value is not None and key != "events":
-                deep[key] = value
+    The copy starts shallow (every key in its place, the "share" keys done); the "flat" keys are
+    then copied in one C-level pass, and the keys copied deep go through one marshal round trip
+    together (one call per move, not one per key; states are plain JSON, which marshal copies
+    exactly and faster than pickle). `events` is not copied at all: the new state starts with none."""
+    flat, flat_values, deep_keys = _clone_plan(tuple(state))
+    copy = state.copy()
+    copy.update(zip(flat, map(_copy_of, flat_values(state)), strict=True))
+    supplies = state.get("supplies")
+    if supplies is not None:
+        copy["supplies"] = {inner: level.copy() for inner, level in supplies.items()}
+    deep = {key: state[key] for key in deep_keys if state[key] is not None}
     if deep:
-        copy.update(pickle.loads(pickle.dumps(deep, protocol=pickle.HIGHEST_PROTOCOL)))
+        copy.update(marshal.loads(marshal.dumps(deep)))
     copy["events"] = []
     return copy
 
@@ -113,15 +126,20 @@ class SupremacyBase(Ruleset):
         return state["units"].get(zone, {}).get(player, [0, 0])
 
     def _add_units(self, state: State, zone: str, player: str, armies: int = 0, navies: int = 0) -> None:
-        force = state["units"].setdefault(zone, {}).setdefault(player, [0, 0])
+        """The only change ever made to ``units``, and never in place: states share ``units`` (see
+        `COPY_DEPTH`), so the map, the zone's entry and the force are copied on the way down (keys
+        that stay keep their places, new ones go last, as with ``setdefault``)."""
+        units = state["units"] = state["units"].copy()
+        forces = units[zone] = units.get(zone, {}).copy()
+        force = forces[player] = forces.get(player, [0, 0]).copy()
         force[ARMY] += armies
         force[NAVY] += navies
         if force[ARMY] < 0 or force[NAVY] < 0:
             raise _illegal(f"{player} has too few units in {zone}")
         if force == [0, 0]:
-            del state["units"][zone][player]
-            if not state["units"][zone]:
-                del state["units"][zone]
+            del forces[player]
+            if not forces:
+                del units[zone]
 
     def _units_total(self, state: State, player: str) -> int:
         return sum(

@@ -182,8 +182,13 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
 
     def view(self, state: State, player: str | None) -> State:
         """Supremacy keeps no secrets in its state: blind bids and champion commitments live in the
-        engine's commit buffer until revealed, and the deck is unordered (each draw is a chance move)."""
-        return {key: value for key, value in _clone(state).items() if key != "events"}
+        engine's commit buffer until revealed, and the deck is unordered (each draw is a chance move).
+        The view gets its own ``units`` (states share theirs), so a caller may change it freely."""
+        view = {key: value for key, value in _clone(state).items() if key != "events"}
+        view["units"] = {
+            zone: {p: f.copy() for p, f in forces.items()} for zone, forces in state["units"].items()
+        }
+        return view
 
     def describe(self, view: State) -> str:
         """A text board: stage and phase, each superpower's treasury, the market and the forces."""

@@ -120,10 +120,10 @@ def _mutable_parts(value: object) -> list[object]:
 
 
 def test_clone_equals_a_deep_copy_and_shares_only_the_keys_it_names():
-    """`_clone` (share, shallow copies per COPY_DEPTH, one pickle for the rest) against the plain path,
-    copy.deepcopy: the same keys in the same order and values, new events, and no dict or list held in
-    common with the state outside the keys COPY_DEPTH shares; on states where every deep-copied key
-    has held a value."""
+    """`_clone` (share, shallow copies per COPY_DEPTH, one marshal round trip for the rest) against the
+    plain path, copy.deepcopy: the same keys in the same order and values, new events, and no dict or
+    list held in common with the state outside the keys COPY_DEPTH shares; on states where every
+    deep-copied key has held a value."""
     held: set[str] = set()
     for seed in range(2):
         rng = random.Random(seed)
