@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 
 import pytest
 import usb.core
@@ -10,6 +11,7 @@ from conftest import PROJECT_ROOT
 from firmware_loop import (
     EMULATED_LINK,
     FLASH_SERIAL,
+    RunningFirmware,
     boot_check,
     built_uf2,
     running_firmware,
@@ -65,15 +67,23 @@ def test_hello_is_answered_over_the_uart_fallback_on_its_pins():
     assert pins == {"event": "uart-pins", "tx": 2, "rx": 2, "uart": True}  # function 2: UART0
 
 
+@pytest.fixture(scope="module")
+def vendor_firmware() -> Iterator[RunningFirmware]:
+    """One chip on `--link vendor` for the tests that read its descriptors, say HELLO through pyusb and
+    run control transfers: none changes what another looks at (the descriptors are read at enumeration,
+    line coding and stalls are EP0 state, frames_bad counts link frames), so one boot serves all three."""
+    with running_firmware("--link", "vendor") as firmware:
+        yield firmware
+
+
 def _string(descriptor_hex: str) -> str:
     data = bytes.fromhex(descriptor_hex)
     assert data[0] == len(data) and data[1] == 3
     return data[2:].decode("utf-16-le")
 
 
-def test_descriptors_read_from_the_running_firmware_are_what_usb_transport_looks_for():
-    with running_firmware("--link", "vendor") as firmware:
-        descriptors = firmware.descriptors
+def test_descriptors_read_from_the_running_firmware_are_what_usb_transport_looks_for(vendor_firmware):
+    descriptors = vendor_firmware.descriptors
     device = parse_device(bytes.fromhex(descriptors["device"]))
     assert (device.idVendor, device.idProduct) == (link_usb.ADAPTER_VID, link_usb.ADAPTER_PID)
     configuration, interfaces = parse_configuration(bytes.fromhex(descriptors["configuration"]))
@@ -109,41 +119,39 @@ def test_descriptors_read_from_the_running_firmware_are_what_usb_transport_looks
     }
 
 
-def test_hello_is_answered_over_the_vendor_bulk_interface_through_pyusb():
-    with running_firmware("--link", "vendor") as firmware:
-        backend = firmware.usb_backend()
-        (found,) = find_adapters(backend)
-        assert describe(found).serial == FLASH_SERIAL  # a string descriptor read from the chip
-        with Adapter(UsbTransport(FLASH_SERIAL, backend=backend), **EMULATED_LINK) as adapter:
-            assert adapter.info.protocol == PROTOCOL_VERSION and adapter.info.serial == FLASH_SERIAL
-            assert adapter.status()["frames_bad"] == 0
+def test_hello_is_answered_over_the_vendor_bulk_interface_through_pyusb(vendor_firmware):
+    backend = vendor_firmware.usb_backend()
+    (found,) = find_adapters(backend)
+    assert describe(found).serial == FLASH_SERIAL  # a string descriptor read from the chip
+    with Adapter(UsbTransport(FLASH_SERIAL, backend=backend), **EMULATED_LINK) as adapter:
+        assert adapter.info.protocol == PROTOCOL_VERSION and adapter.info.serial == FLASH_SERIAL
+        assert adapter.status()["frames_bad"] == 0
 
 
 GET_DESCRIPTOR, SET_LINE_CODING, GET_LINE_CODING, SET_CONTROL_LINE_STATE = 0x06, 0x20, 0x21, 0x22
 
 
-def test_control_transfers_after_enumeration_are_answered_by_the_firmware():
+def test_control_transfers_after_enumeration_are_answered_by_the_firmware(vendor_firmware):
     built = build(load_spec(SPEC))
-    with running_firmware("--link", "vendor") as firmware:
-        (device,) = find_adapters(firmware.usb_backend())
-        # Descriptors read now are the generator's bytes, cut to the length asked, as the chip sends them.
-        configuration = built["configuration"]
-        assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0200, 0, 255).tobytes() == configuration
-        assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0200, 0, 9).tobytes() == configuration[:9]
-        assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0100, 0, 18).tobytes() == built["device"]
-        assert device.ctrl_transfer(0x80, 0x00, 0, 0, 2).tobytes() == b"\x00\x00"  # GET_STATUS
-        assert device.ctrl_transfer(0x80, 0x08, 0, 0, 1).tobytes() == b"\x01"  # GET_CONFIGURATION
-        # Line coding is state only the firmware holds: what is set is what comes back.
-        device.detach_kernel_driver(0)  # as a program that talks to the CDC interface itself must
-        coding = bytes([0x80, 0x25, 0x00, 0x00, 0, 0, 8])  # 9600 8N1
-        assert device.ctrl_transfer(0x21, SET_LINE_CODING, 0, 0, coding) == len(coding)
-        assert device.ctrl_transfer(0xA1, GET_LINE_CODING, 0, 0, 7).tobytes() == coding
-        assert device.ctrl_transfer(0x21, SET_CONTROL_LINE_STATE, 0x0003, 0, None) == 0  # DTR, RTS
-        # What the firmware does not answer it stalls: a vendor request, a string it does not have.
-        for request in ((0xC0, 0x01, 0, 0, 4), (0x80, GET_DESCRIPTOR, 0x0309, 0x0409, 255)):
-            with pytest.raises(usb.core.USBError) as stall:
-                device.ctrl_transfer(*request)
-            assert stall.value.errno == errno.EPIPE
-        # And the next request is answered again.
-        serial = device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0303, 0x0409, 255).tobytes()
-        assert serial[2:].decode("utf-16-le") == FLASH_SERIAL
+    (device,) = find_adapters(vendor_firmware.usb_backend())
+    # Descriptors read now are the generator's bytes, cut to the length asked, as the chip sends them.
+    configuration = built["configuration"]
+    assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0200, 0, 255).tobytes() == configuration
+    assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0200, 0, 9).tobytes() == configuration[:9]
+    assert device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0100, 0, 18).tobytes() == built["device"]
+    assert device.ctrl_transfer(0x80, 0x00, 0, 0, 2).tobytes() == b"\x00\x00"  # GET_STATUS
+    assert device.ctrl_transfer(0x80, 0x08, 0, 0, 1).tobytes() == b"\x01"  # GET_CONFIGURATION
+    # Line coding is state only the firmware holds: what is set is what comes back.
+    device.detach_kernel_driver(0)  # as a program that talks to the CDC interface itself must
+    coding = bytes([0x80, 0x25, 0x00, 0x00, 0, 0, 8])  # 9600 8N1
+    assert device.ctrl_transfer(0x21, SET_LINE_CODING, 0, 0, coding) == len(coding)
+    assert device.ctrl_transfer(0xA1, GET_LINE_CODING, 0, 0, 7).tobytes() == coding
+    assert device.ctrl_transfer(0x21, SET_CONTROL_LINE_STATE, 0x0003, 0, None) == 0  # DTR, RTS
+    # What the firmware does not answer it stalls: a vendor request, a string it does not have.
+    for request in ((0xC0, 0x01, 0, 0, 4), (0x80, GET_DESCRIPTOR, 0x0309, 0x0409, 255)):
+        with pytest.raises(usb.core.USBError) as stall:
+            device.ctrl_transfer(*request)
+        assert stall.value.errno == errno.EPIPE
+    # And the next request is answered again.
+    serial = device.ctrl_transfer(0x80, GET_DESCRIPTOR, 0x0303, 0x0409, 255).tobytes()
+    assert serial[2:].decode("utf-16-le") == FLASH_SERIAL
