@@ -534,12 +534,13 @@ class Check:
             ),
             None,
         )
-        if emulated is None or emulated.picture is None or emulated.vdc_state is None:
+        if emulated is None or emulated.picture is None:
+            return
+        state = self.side.vdc_state_at(emulated)
+        if state is None:
             return
         start = frame_end(emulated.number - 1) if emulated.number else 0
-        replay = PictureReplay(
-            self.side.region, self.full_p1, state=emulated.vdc_state, frame=emulated.number
-        )
+        replay = PictureReplay(self.side.region, self.full_p1, state=state, frame=emulated.number)
         earlier = self.previous_actual.rows if self.previous_actual is not None else NO_ROWS
         rows = np.concatenate((earlier, theirs.rows))
         rows = rows[(start <= rows[:, 0]) & (rows[:, 0] < emulated.end_cycle)]
