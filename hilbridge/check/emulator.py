@@ -53,6 +53,10 @@ Rows = np.ndarray
 """Events as an (n, 5) int64 array, one row per event in bus order: cycle, kind, address, value, p1
 (how both sides of a check hold and compare them)."""
 NO_ROWS = np.empty((0, 5), np.int64)
+STATES_TAKEN = 16
+"""Video frames whose VDC state `EmulatorSide.next_frame` takes as they start (Vdc.state() costs
+some 0.3 ms, a sixth of a traced frame): the state is needed only to draw the console's picture
+at a divergence, so a later frame's is made by running the emulator again up to it, once."""
 
 
 def as_rows(events: Rows | list[Event]) -> Rows:
@@ -83,7 +87,7 @@ class EmulatedFrame:
     pc: int = 0  # the CPU's PC at the frame end
     inputs: tuple[InputEvent, ...] = ()  # movie events applied before this frame ran
     input_held: bool = False  # a key or joystick input was held while the frame ran
-    vdc_state: dict | None = None  # the VDC at the frame's start (to draw the console's frame from)
+    vdc_state: dict | None = None  # the VDC at the frame's start (None: `EmulatorSide.vdc_state_at`)
     unseen: int = 0  # MOVX accesses in copy mode (P16 = 1) the source cannot see
     unseen_vdc: int = 0  # ... of which VDC writes
 
@@ -210,6 +214,13 @@ class EmulatorSide:
         console: Console | None = None,
     ) -> None:
         self.console = console or Console(cart, bios=bios, region=region)
+        # what an identical side is made from, to run again to a frame whose VDC state was not taken
+        self._replica = (
+            {"region": region, "bios": bios, "inputs": inputs, "kinds": kinds}
+            | {"pictures": pictures, "p1_mask": p1_mask, "copies": copies}
+            if console is None
+            else None
+        )
         self.cart = cart
         self.region = self.console.region.name
         self.inputs = inputs
@@ -332,11 +343,15 @@ class EmulatorSide:
         accesses (and P1 changes) come first, as the accesses of the instruction ending there
         precede the fetches of the next one, then the fetches in the order they were reported (the
         sort is stable: fetches reported one by one come before a table's at the same cycle, as a
-        block's first fetch is reported before it runs, and the next one after the table)."""
+        block's first fetch is reported before it runs, and the next one after the table).
+
+        Merged column by column: the bulk rows are views of column-major arrays (`_expanded`), so
+        their columns are copied whole and each column is reordered in one gather; the rows
+        returned are a view of the columns (F-ordered), which reads a column at a time faster."""
         pieces = [as_rows(self._events), *self._reads, as_rows(self._fetched), *self._bulk.take()]
         self._events, self._fetched, self._reads = [], [], []
-        rows = np.concatenate(pieces)
-        return rows[np.argsort(rows[:, 0], kind="stable")]
+        columns = np.concatenate([piece.T for piece in pieces], axis=1)
+        return columns.take(np.argsort(columns[0], kind="stable"), axis=1).T
 
     def _on_movx_read(self, address: int, cycle: int) -> int:
         p1 = self.console.p1
@@ -399,7 +414,8 @@ class EmulatorSide:
         applied = self.inputs.at(number)
         for event in applied:
             event.apply(console)
-        vdc_state = console.vdc.state() if self.pictures else None
+        taken = self.pictures and (number < STATES_TAKEN or self._replica is None)
+        vdc_state = console.vdc.state() if taken else None
         console.run_frames(1)
         rows = self._take_events()
         picture = console.vdc.frame().copy() if self.pictures else None
@@ -413,6 +429,16 @@ class EmulatorSide:
     def frames(self) -> Iterator[EmulatedFrame]:
         while True:
             yield self.next_frame()
+
+    def vdc_state_at(self, frame: EmulatedFrame) -> dict | None:
+        """The VDC at the start of `frame`: its own `vdc_state`, else (a frame past STATES_TAKEN) an
+        identical side run again up to it (None: without pictures, nothing is drawn from it)."""
+        if frame.vdc_state is not None or not self.pictures or self._replica is None:
+            return frame.vdc_state
+        side = EmulatorSide(self.cart, **self._replica)
+        while side.console.frame < frame.number:
+            side.next_frame()
+        return side.console.vdc.state()
 
 
 def _record_batch(rows: Rows) -> RecordBatch:

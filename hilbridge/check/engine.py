@@ -23,6 +23,7 @@ from hilbridge.check.emulator import (
     COPY_FLAG,
     FETCH,
     KIND_NAMES,
+    NO_ROWS,
     SYNC,
     EmulatedFrame,
     EmulatorSide,
@@ -135,6 +136,16 @@ class CheckResult:
             f"NOT all equal: frames {span}: {self.frames_compared} compared and equal, "
             f"{gaps} not compared (gap)"
         )
+
+
+def _event_at(rows: Rows, index: int) -> Event | None:
+    """The event at `index` as a tuple (None: past the end)."""
+    return tuple(rows[index].tolist()) if index < len(rows) else None  # type: ignore[return-value]
+
+
+def _window(earlier: deque[Event], rows: Rows, stop: int) -> list[Event]:
+    """The last WINDOW events before `stop` in the frame's `rows`, after the `earlier` frames' ones."""
+    return (list(earlier) + as_events(rows[max(0, stop - WINDOW) : stop]))[-WINDOW:]
 
 
 def describe(event: Event | None) -> str:
@@ -461,18 +472,17 @@ class Check:
         detail: str,
         copies: bool = False,
     ) -> None:
-        expected_events = mine.events
-        actual_events = theirs.events  # as tuples from here on: the detail work at the divergence
+        expected_rows, actual_rows = mine.rows, theirs.rows  # only the rows needed become tuples
         if index is None:
             expected_event = actual_event = None
             cycle = mine.start
         else:
-            expected_event = expected_events[index] if index < len(expected_events) else None
-            actual_event = actual_events[index] if index < len(actual_events) else None
+            expected_event, actual_event = _event_at(expected_rows, index), _event_at(actual_rows, index)
             cycle = min(event[0] for event in (expected_event, actual_event) if event is not None)
-        before = [e for e in expected_events if e[0] <= cycle][: index if index is not None else None]
-        fetches = [e for e in before if e[1] == FETCH]
-        previous_fetch = fetches[-1][2] if fetches else None
+        # the last fetch among the first `index` events stamped at or before the divergence
+        before = np.flatnonzero(expected_rows[:, 0] <= cycle)[: index if index is not None else None]
+        fetches = before[expected_rows[before, 1] == FETCH]
+        previous_fetch = int(expected_rows[fetches[-1], 2]) if fetches.size else None
         if not kind:
             kind, detail = classify(expected_event, actual_event, previous_fetch)
         event = expected_event or actual_event
@@ -489,8 +499,8 @@ class Check:
             detail=detail,
             pc=pc,
             pc_source=pc_source,
-            expected_window=[describe(e) for e in (list(self.windows[0]) + expected_events[:stop])[-WINDOW:]],
-            actual_window=[describe(e) for e in (list(self.windows[1]) + actual_events[:stop])[-WINDOW:]],
+            expected_window=[describe(e) for e in _window(self.windows[0], expected_rows, stop)],
+            actual_window=[describe(e) for e in _window(self.windows[1], actual_rows, stop)],
         )
         self._attach_pictures(divergence, mine, theirs, stop)
         self._finish(divergence)
@@ -500,10 +510,12 @@ class Check:
         captured; otherwise the PC at the end of the emulator's frame."""
         if event is not None and event[1] == FETCH:
             return event[2], "the fetch itself"
-        fetches = [e for e in mine.events if e[1] == FETCH and e[0] < cycle]
-        if fetches:
-            last = fetches[-1][0]
-            return next(e[2] for e in fetches if e[0] == last), "the last opcode fetch before it"
+        rows = mine.rows
+        fetches = np.flatnonzero((rows[:, 1] == FETCH) & (rows[:, 0] < cycle))
+        if fetches.size:  # the first of the fetches stamped at the last such cycle
+            cycles = rows[fetches, 0]
+            first = fetches[int(np.argmax(cycles == cycles[-1]))]
+            return int(rows[first, 2]), "the last opcode fetch before it"
         return self.side.console.cpu.pc, "the emulator's PC when its frame ended (no fetches captured)"
 
     def _attach_pictures(self, divergence: Divergence, mine: CutFrame, theirs: CutFrame, stop: int) -> None:
@@ -522,15 +534,17 @@ class Check:
             ),
             None,
         )
-        if emulated is None or emulated.picture is None or emulated.vdc_state is None:
+        if emulated is None or emulated.picture is None:
+            return
+        state = self.side.vdc_state_at(emulated)
+        if state is None:
             return
         start = frame_end(emulated.number - 1) if emulated.number else 0
-        replay = PictureReplay(
-            self.side.region, self.full_p1, state=emulated.vdc_state, frame=emulated.number
-        )
-        earlier = self.previous_actual.events if self.previous_actual is not None else []
-        events = sorted(e for e in (*earlier, *theirs.events) if start <= e[0] < emulated.end_cycle)
-        replay.apply(events)
+        replay = PictureReplay(self.side.region, self.full_p1, state=state, frame=emulated.number)
+        earlier = self.previous_actual.rows if self.previous_actual is not None else NO_ROWS
+        rows = np.concatenate((earlier, theirs.rows))
+        rows = rows[(start <= rows[:, 0]) & (rows[:, 0] < emulated.end_cycle)]
+        replay.apply(as_events(rows[np.lexsort(rows.T[::-1])]))  # sorted as tuples are: by cycle first
         pictures = replay.pictures_until(emulated.end_cycle)
         if pictures:
             divergence.picture_frame = emulated.number

@@ -120,19 +120,28 @@ def capture_blocks(
             shown[copied] = p1[copied]
         else:
             keep &= ~copied
-        if not keep.all():
-            cycles, kinds, addresses, shown = cycles[keep], kinds[keep], addresses[keep], shown[keep]
-            values = rows["value"][keep]
-        else:
-            values = rows["value"]
-        return np.column_stack((cycles + shift, kinds, addresses, values.astype(np.int64), shown))
+        columns = np.empty((5, len(rows)), np.int64)  # filled a column at a time; the rows are its .T
+        columns[0] = cycles
+        columns[0] += shift
+        columns[1] = kinds
+        columns[2] = addresses
+        columns[3] = rows["value"]
+        columns[4] = shown
+        return columns.T if keep.all() else columns[:, keep].T
 
     pending: list[np.ndarray] = []  # batches' records not yet turned into events (a live
     waiting = 0  # adapter's chunks are small: converting them together saves numpy's fixed costs)
 
     def converted() -> Rows:
         nonlocal waiting
-        rows = pending[0] if len(pending) == 1 else np.concatenate(pending)
+        if len(pending) == 1:
+            rows = pending[0]
+        else:  # copied into one array: np.concatenate first works out a common type field by field
+            rows = np.empty(waiting, pending[0].dtype)
+            at = 0
+            for piece in pending:
+                rows[at : at + len(piece)] = piece
+                at += len(piece)
         pending.clear()
         waiting = 0
         return events_of(rows)

@@ -31,12 +31,6 @@ def fixture_cart(name: str) -> Cartridge:
     return load_cartridge(cart_image(name), None if spec.slot == "o2_rom" else spec.slot, name=name)
 
 
-def stream_events(stream: CaptureStream, frames: int) -> Iterator[tuple[int, bytes]]:
-    """The adapter event frames of `frames` video frames of a simulated console."""
-    for _ in range(frames):
-        yield from stream.next_events()
-
-
 class MadeOnce:
     """A simulated console's event frames, run on demand and kept, so that several readers (the
     check, and the raw comparison beside it) see one run instead of making their own."""
@@ -87,9 +81,12 @@ class RawDifference:
 
 
 @cache
-def plain_events(cart: Cartridge, region: str, frames: int) -> tuple[tuple[int, bytes], ...]:
-    """A plain console's event frames with every kind captured, the same for each deviation."""
-    return tuple(stream_events(CaptureStream(cart, ALL_KINDS_MASK, region), frames))
+def plain_run(cart: Cartridge, region: str) -> MadeOnce:
+    """A plain console with every kind captured, the same for each deviation of a cart and region:
+    its frames are made as a comparison first reads them and kept, so it runs only as far as the
+    furthest comparison read (a deviating console is compared up to where its check stopped, often
+    well short of its frame limit)."""
+    return MadeOnce(CaptureStream(cart, ALL_KINDS_MASK, region), 0)
 
 
 def first_raw_difference(source: SimulatedCapture, frames: int | None = None) -> RawDifference | None:
@@ -102,7 +99,7 @@ def first_raw_difference(source: SimulatedCapture, frames: int | None = None) ->
     """
     assert source.stream.what == ALL_KINDS_MASK, "the raw comparison needs every kind captured"
     header = source.header
-    plain = iter(plain_events(source.cart, header.region, source.made.frames))
+    plain = plain_run(source.cart, header.region).events(source.made.frames)  # made as far as read
     deviant = source.made.events(frames)
     syncs = entries = 0
     for mine, theirs in zip(plain, deviant, strict=False):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from check_support import SimulatedCapture, fixture_cart
 
@@ -206,3 +207,55 @@ def test_a_capture_stopped_inside_a_frame_is_not_a_divergence() -> None:
         cart, Items(items, header), frames=None
     )  # a frame-limited capture ends on a frame end: all compared
     assert whole.verdict == "equal" and whole.frames_compared == result.frames_compared + 1, whole.summary()
+
+
+@pytest.mark.parametrize(("cart_name", "region"), [("video_objects", "ntsc"), ("xram", "pal")])
+def test_a_vdc_state_run_again_is_the_one_taken_as_the_frame_starts(
+    cart_name: str, region: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past STATES_TAKEN frames the emulator side takes no VDC state; `vdc_state_at` runs an
+    identical side again to the frame: the state every frame took before STATES_TAKEN existed."""
+    from hilbridge.check import emulator
+
+    first = emulator.STATES_TAKEN  # the first frame without a state
+
+    def frames(side: emulator.EmulatorSide) -> list[emulator.EmulatedFrame]:
+        return [side.next_frame() for _ in range(first + 3)]
+
+    kinds = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
+    lazy = emulator.EmulatorSide(fixture_cart(cart_name), region=region, kinds=kinds)
+    later = frames(lazy)[first:]
+    assert [frame.vdc_state for frame in later] == [None] * 3
+    with monkeypatch.context() as patch:
+        patch.setattr(emulator, "STATES_TAKEN", 1 << 30)
+        taken = frames(emulator.EmulatorSide(fixture_cart(cart_name), region=region, kinds=kinds))
+    for frame in (later[0], later[2]):
+        assert lazy.vdc_state_at(frame) == taken[frame.number].vdc_state is not None
+
+
+def test_a_divergence_past_the_frames_with_states_draws_the_same_pictures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hilbridge.check import emulator
+    from hilbridge.sim.deviations import Deviation
+
+    cart = fixture_cart("video_objects")
+    first = emulator.STATES_TAKEN  # the first frame without a state
+
+    def diverged() -> object:
+        source = SimulatedCapture(cart, frames=30, deviation=Deviation("vdc_bit_flip", 18, 3))
+        result = check(cart, source, frames=24)
+        assert result.verdict == "diverged" and result.divergence.picture_frame >= first
+        return result.divergence
+
+    lazy = diverged()
+    monkeypatch.setattr(emulator, "STATES_TAKEN", 1 << 30)
+    taken = diverged()
+    assert (lazy.picture_frame, lazy.expected, lazy.actual) == (
+        taken.picture_frame,
+        taken.expected,
+        taken.actual,
+    )
+    assert np.array_equal(lazy.actual_picture, taken.actual_picture)
+    assert np.array_equal(lazy.expected_picture, taken.expected_picture)
+    assert not np.array_equal(lazy.actual_picture, lazy.expected_picture)
