@@ -45,6 +45,10 @@ NEVER = 1 << 62
 JOYSTICK_BITS = {"up": 0x01, "right": 0x02, "down": 0x04, "left": 0x08, "fire": 0x10}
 
 BusListener = Callable[[BusAccess], None]
+BusRecorder = Callable[[int, str, int, int, int], None]
+"""A listener told a MOVX access's `BusAccess` fields (cycle, kind, address, value, p1) as arguments:
+a trace keeps them in its own records, so the console makes no `BusAccess` for it (a traced run
+tells hundreds of thousands of accesses)."""
 
 
 def _load_keyboard() -> dict[str, tuple[int, int]]:
@@ -113,6 +117,8 @@ class Console:
         self.joysticks = [0, 0]  # per select line 0/1, bit set = pressed
         self.frame = 0
         self._listeners: list[BusListener] = []
+        self._recorders: list[BusRecorder] = []
+        self._tell: BusRecorder | None = None  # what a MOVX access is told to (`_listeners_changed`)
         self._fetch_listeners: list[BusListener] = []
         self._view: bytes | None = None
         self.p1 = 0xFF
@@ -138,8 +144,8 @@ class Console:
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.read(address, cycle)
             self.cpu.vdc_read(cycle)  # /INT may have moved; a polling loop may be skippable
-        if self._listeners:
-            self._notify(BusAccess(cycle, READ, address, value, p1))
+        if self._tell is not None:
+            self._tell(cycle, READ, address, value, p1)
         return value
 
     def movx_write(self, address: int, value: int, cycle: int) -> None:
@@ -165,8 +171,8 @@ class Console:
             cpu = self.cpu
             if cpu.xirq_enabled and not cpu.irq_in_progress:
                 cpu.vdc_written(cycle)  # the write may have moved the next /INT (e.g. an enable)
-        if self._listeners:
-            self._notify(BusAccess(cycle, WRITE, address, value, p1))
+        if self._tell is not None:
+            self._tell(cycle, WRITE, address, value, p1)
 
     def port_write(self, port: int, value: int, cycle: int) -> None:
         if port == 1:
@@ -265,11 +271,12 @@ class Console:
         depends on the last status read), so each read is peeked just before its notification. A
         board that only records the values takes them in one call (`peek_reads`). With no listener,
         the chip does what the last read, which the CPU peeks, depends on (`VideoChip.skip_reads`)."""
-        if self._listeners:
+        tell = self._tell
+        if tell is not None:
             p1 = self.p1
             for index in range(count):
                 cycle = first + index * period
-                self._notify(BusAccess(cycle, READ, address, self.peek_read(address, cycle), p1))
+                tell(cycle, READ, address, self.peek_read(address, cycle), p1)
         elif self.vdc_selected():
             self.vdc.skip_reads(address, first, period, count)
 
@@ -301,7 +308,7 @@ class Console:
         listeners, so a P1 set directly (a test, a loaded state) can never take a wrong fast path,
         only miss one until the next `port_write`; every listener change selects again."""
         p1 = self.p1
-        quiet = not (self.cart.drives_reads or self.cart.takes_writes or self._listeners)
+        quiet = not (self.cart.drives_reads or self.cart.takes_writes or self._tell is not None)
         chips = p1 & (P1_VDC_DISABLE | P1_RAM_DISABLE | P1_EXTERNAL_DISABLE)
         self._vdc_only_p1 = p1 if quiet and chips == P1_RAM_DISABLE else -1
         self._ram_only_p1 = p1 if quiet and chips == P1_VDC_DISABLE else -1
@@ -315,15 +322,29 @@ class Console:
             if cpu is not None:
                 cpu.code_changed(view)
 
-    def _notify(self, access: BusAccess) -> None:
-        for listener in self._listeners:
-            listener(access)
+    def _notify(self, cycle: int, kind: str, address: int, value: int, p1: int) -> None:
+        """Tell every listener (one `BusAccess` for them all) and every recorder of an access."""
+        if self._listeners:
+            access = BusAccess(cycle, kind, address, value, p1)
+            for listener in self._listeners:
+                listener(access)
+        for recorder in self._recorders:
+            recorder(cycle, kind, address, value, p1)
+
+    def _listeners_changed(self) -> None:
+        """Choose what an access is told to: nothing, a lone recorder itself (no call in between),
+        or `_notify`; and the MOVX fast paths, which only a console no one listens to takes."""
+        if self._listeners or len(self._recorders) > 1:
+            self._tell = self._notify
+        else:
+            self._tell = self._recorders[0] if self._recorders else None
+        self._select_movx()
 
     # -- bus listeners ----------------------------------------------------------------------------
     def add_bus_listener(self, listener: BusListener, *, fetches: bool = False) -> None:
         """Call `listener` with every MOVX access (and, with `fetches`, every cartridge fetch)."""
         self._listeners.append(listener)
-        self._select_movx()
+        self._listeners_changed()
         if fetches:
             self._fetch_listeners.append(listener)
             self.cpu.trace_fetches = True
@@ -334,7 +355,18 @@ class Console:
         if listener in self._fetch_listeners:
             self._fetch_listeners.remove(listener)
         self.cpu.trace_fetches = bool(self._fetch_listeners)
-        self._select_movx()
+        self._listeners_changed()
+
+    def add_bus_recorder(self, recorder: BusRecorder) -> None:
+        """Call `recorder` with the fields of every MOVX access, as `add_bus_listener` would call a
+        listener with their `BusAccess`, without making one."""
+        self._recorders.append(recorder)
+        self._listeners_changed()
+
+    def remove_bus_recorder(self, recorder: BusRecorder) -> None:
+        if recorder in self._recorders:
+            self._recorders.remove(recorder)
+        self._listeners_changed()
 
     # -- running ----------------------------------------------------------------------------------
     @property

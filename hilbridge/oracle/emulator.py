@@ -1,16 +1,18 @@
 """Run our emulator on a cartridge and record its bus trace in the same format as a MAME run.
 
-The records are built from the console's bus listener, so the comparison sees exactly what the
-emulator's CPU did on the MOVX bus, stamped with the same cycle convention as MAME's trace.
+The records are built from the console's bus recorder (a listener told each access's fields), so
+the comparison sees exactly what the emulator's CPU did on the MOVX bus, stamped with the same cycle
+convention as MAME's trace.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
-from hilbridge.machine.bus import READ, BusAccess
+from hilbridge.machine.bus import READ
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.inputs import NO_INPUT, InputMovie
@@ -65,8 +67,7 @@ def run_emulator(
     trace = Trace(header={"emulator": "hilbridge", "region": region})
     accesses = trace.accesses
 
-    def record(access: BusAccess) -> None:
-        cycle, kind, address, value, p1 = access
+    def record(cycle: int, kind: str, address: int, value: int, p1: int) -> None:
         if kind == READ and not reads:
             return
         line, hpos = vdc.position(cycle)
@@ -89,13 +90,23 @@ def run_emulator(
             return
         values = console.peek_reads(address, first, period, count)
         cycles = range(first, first + count * period, period)
-        p1, frame = console.p1, console.frame
-        accesses.extend(
-            Access(READ, cycle, p1, address, value, frame, line, hpos)
-            for cycle, value, line, hpos in zip(cycles, values, *placed, strict=True)
+        lines, hposes = placed
+        if not len(values) == len(lines) == len(hposes) == count:
+            raise ValueError("the chip placed or valued another number of reads than it was asked")
+        # tuple.__new__ mapped over zipped columns: the records made in C, not by Access's Python __new__
+        fields = zip(
+            repeat(READ),
+            cycles,
+            repeat(console.p1),
+            repeat(address),
+            values,
+            repeat(console.frame),
+            lines,
+            hposes,
         )
+        accesses.extend(map(tuple.__new__, repeat(Access), fields))
 
-    console.add_bus_listener(record)
+    console.add_bus_recorder(record)
     console.repeat_reads = record_skipped_reads  # type: ignore[method-assign]
     stored: list[np.ndarray] = []
     with collector_paused():

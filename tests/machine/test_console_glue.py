@@ -5,9 +5,11 @@ The facts: docs/hardware.md, "Glue logic"."""
 from __future__ import annotations
 
 import pytest
+from fixture_runs import SPECS, cart_image
 from machine_doubles import ScriptedVdc, console_asm
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 
@@ -214,3 +216,29 @@ def test_console_takes_a_cartridge_as_bytes_or_a_path(tmp_path):
     assert len(Console(bytes(2048), vdc=ScriptedVdc(t1_period=0)).cart.image) == 2048
     with pytest.raises(HilbridgeError, match="empty"):
         Console(b"", vdc=ScriptedVdc(t1_period=0))
+
+
+@pytest.mark.parametrize("name", ["vdc_regs", "xram", "bank_4in1"])
+def test_a_bus_recorder_is_told_what_a_bus_listener_is_told(name: str) -> None:
+    """`add_bus_recorder` hands a recorder each access's fields instead of a `BusAccess`: alone (the
+    console calls it directly), beside a listener (`_notify`), and after both are removed, the
+    accesses and the machine must be those of a listener's console. The carts write the VDC, the
+    external RAM and a bank latch, and poll the VDC in skipped loops (`repeat_reads`)."""
+    consoles = [Console(load_cartridge(cart_image(name), SPECS[name].slot)) for _ in range(3)]
+    told: list[list[BusAccess]] = [[], [], []]
+    consoles[0].add_bus_listener(told[0].append)
+    consoles[1].add_bus_recorder(lambda *fields: told[1].append(BusAccess(*fields)))
+    consoles[2].add_bus_listener(told[2].append)
+    consoles[2].add_bus_recorder(lambda *fields: told[2].append(BusAccess(*fields)))
+    for console in consoles:
+        console.run_frames(6)
+    assert len(told[0]) > 1000 and {access.kind for access in told[0]} >= {"R", "W"}
+    assert told[1] == told[0]
+    assert told[2][::2] == told[2][1::2] == told[0]  # the listener first, then the recorder
+    for console, accesses in zip(consoles, told, strict=True):
+        console.remove_bus_listener(accesses.append)
+        for recorder in list(console._recorders):
+            console.remove_bus_recorder(recorder)
+        assert console._tell is None
+        console.run_frames(2)
+    assert consoles[0].state() == consoles[1].state() == consoles[2].state()

@@ -158,7 +158,7 @@ def test_fast_paths_answer_notify_and_leave_the_machine_as_the_full_decode(mappe
 def selects_alone(console: Console) -> tuple[bool, bool]:
     """(VDC alone, RAM alone), worked out from the glue rules (docs/hardware.md, "Glue logic")."""
     p1, cart = console.p1, console.cart
-    quiet = not cart.drives_reads and not cart.takes_writes and not console._listeners
+    quiet = not cart.drives_reads and not cart.takes_writes and console._tell is None
     external = not p1 & P1_EXTERNAL_DISABLE
     vdc = not p1 & P1_VDC_DISABLE
     ram = not p1 & P1_RAM_DISABLE

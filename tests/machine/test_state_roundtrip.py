@@ -238,3 +238,34 @@ def test_any_integer_field_set_to_any_value_loads_and_runs_or_is_refused_unchang
             signal.signal(signal.SIGALRM, previous)
 
     check()
+
+
+def test_the_hex_check_is_the_regex_on_a_states_strings_and_on_any_text():
+    """`state._is_hex` stands for `_HEX.fullmatch` in the field checks: the same answer on every
+    string of a state, and on any text (digits, case, odd lengths, newlines, non-ASCII)."""
+    from hypothesis import example, given
+    from hypothesis import strategies as st
+
+    from hilbridge.machine import state
+    from hilbridge.machine.state import decode_state
+
+    def strings(value: object) -> list[str]:
+        if isinstance(value, dict):
+            return [text for item in value.values() for text in strings(item)]
+        if isinstance(value, list):
+            return [text for item in value for text in strings(item)]
+        return [value] if isinstance(value, str) else []
+
+    texts = strings(decode_state(_demo_console().state()))
+    assert any(len(text) > 1000 for text in texts)
+    for text in texts:
+        assert state._is_hex(text) == bool(state._HEX.fullmatch(text))
+
+    @given(st.text(alphabet="0123456789abcdefABCDEFgx \n\u0660", max_size=12) | st.text(max_size=6))
+    @example("")
+    @example("0a\n")
+    @example("\u0660\u0661")
+    def check(text: str) -> None:
+        assert state._is_hex(text) == bool(state._HEX.fullmatch(text))
+
+    check()
