@@ -165,9 +165,10 @@ def decode_words(records: bytes | memoryview, cycle: int, p1: int) -> np.ndarray
         )
     words = np.frombuffer(records, "<u4")
     tags = (words & _TAG.mask).astype(np.uint8)
-    if not len(words) or tags.max() < P1_LATCH:  # the usual chunk: records only
+    # ufuncs called directly: the ndarray methods add a Python layer, and this runs per chunk
+    if not len(words) or np.maximum.reduce(tags) < P1_LATCH:  # the usual chunk: records only
         rows = np.empty(len(words), RECORD_DTYPE)
-        cycles = np.cumsum(words >> _DELTA.lsb & _DELTA.mask, dtype=np.uint32)
+        cycles = np.add.accumulate(words >> _DELTA.lsb & _DELTA.mask, dtype=np.uint32)
         record_words, kinds, latch = words, tags, None
     else:
         is_record = tags < P1_LATCH
@@ -177,7 +178,7 @@ def decode_words(records: bytes | memoryview, cycle: int, p1: int) -> np.ndarray
         latching = tags == P1_LATCH
         deltas = np.where(timed, words >> _HIGH.lsb << _DELTA.bits, words >> _DELTA.lsb & _DELTA.mask)
         deltas[latching] = 0
-        cycles = np.cumsum(deltas, dtype=np.uint32)[is_record]
+        cycles = np.add.accumulate(deltas, dtype=np.uint32)[is_record]
         # the record each word belongs to (its own, or the next)
         record_index = np.cumsum(is_record) - is_record
         latch = np.full(len(cycles), -1, np.int16)
@@ -190,7 +191,7 @@ def decode_words(records: bytes | memoryview, cycle: int, p1: int) -> np.ndarray
     rows["kind"] = kinds
     rows["address"] = record_words >> _ADDRESS.lsb & _ADDRESS.mask
     rows["value"] = values
-    if latch is None and not (kinds == P1).any():
+    if latch is None and not np.logical_or.reduce(kinds == P1):
         rows["p1"] = p1
     else:
         rows["p1"] = _rebuilt_p1(
