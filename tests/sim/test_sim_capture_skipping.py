@@ -4,6 +4,7 @@ every instruction, on every fixture cart, NTSC and PAL."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,14 @@ SPECS = [*load_manifest(CARTS), *load_manifest(CARTS / "wait_loops")]
 EVERY_KIND = sum(1 << bit for bit in CAPTURE_KINDS.values())
 
 
+@cache
+def image_of(spec) -> bytes:
+    """The spec's cartridge file, assembled once for all the captures compared."""
+    return build_cart(spec)
+
+
 def captured(spec, region: str, frames: int, skipping: bool, console_fetches: bool = False) -> list:
-    cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+    cart = load_cartridge(image_of(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     stream = CaptureStream(cart, EVERY_KIND, region=region)
     if console_fetches:  # each fetch a BusAccess told to the listener, as any bus listener is told
         del stream.console.program_fetch
@@ -38,7 +45,7 @@ def test_skipping_idle_loops_while_capturing_gives_the_records_of_stepping(spec,
 def test_the_capture_skips_idle_loops() -> None:
     """The comparison above is not trivial: capturing, the CPU does skip a waiting cart's loop."""
     spec = next(spec for spec in SPECS if spec.name == "wait_vsync")
-    cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+    cart = load_cartridge(image_of(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     stream = CaptureStream(cart, EVERY_KIND)
     for _ in range(4):
         stream.next_events()
@@ -61,7 +68,7 @@ def test_the_captures_own_fetch_recorder_notes_p1_changes_and_markers_as_the_lis
     from hilbridge.machine.console import Console
 
     spec = next(spec for spec in SPECS if spec.name == "cpu_alu")
-    cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+    cart = load_cartridge(image_of(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     streams = [CaptureStream(cart, EVERY_KIND) for _ in range(2)]
     calls = [(0xFF, 0x400, 10), (0xFC, 0x401, 11), (0xEC, 0x406, 12), (0xEC, 0x3FF, 13), (0x13, 0x7FF, 14)]
     for p1, address, cycle in calls:
