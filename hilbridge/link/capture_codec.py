@@ -64,36 +64,59 @@ def _p1_after(previous: np.ndarray, kind: np.ndarray, value: np.ndarray) -> np.n
     return (previous & _OUTER_MASK) | slot
 
 
+_REFUSED_KIND = np.ones(256, bool)  # kinds a record cannot have: beyond the tag, or a TIME/P1_LATCH tag
+_REFUSED_KIND[: _TAG.mask + 1] = False
+_REFUSED_KIND[[TIME, P1_LATCH]] = True
+
+
 def encode_words(rows: np.ndarray, cycle: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
     """The words of `rows` (RECORD_DTYPE, in bus order) after a record at `cycle` with `p1`, and for
     each row the index of its own word (the words before it up to the previous row's are its TIME
     and P1_LATCH words), so a caller can cut chunks at row boundaries."""
-    count = len(rows)
-    if count and (
-        rows["address"].max() > _ADDRESS.mask
-        or rows["kind"].max() > _TAG.mask
-        or np.isin(rows["kind"], (TIME, P1_LATCH)).any()
-    ):
+    return encode_columns(rows["cycle"], rows["kind"], rows["address"], rows["value"], rows["p1"], cycle, p1)
+
+
+def encode_columns(
+    cycles: np.ndarray,
+    kinds: np.ndarray,
+    addresses: np.ndarray,
+    values: np.ndarray,
+    p1s: np.ndarray,
+    cycle: int,
+    p1: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`encode_words` of records given as one integer array per field (a caller holding columns
+    need not build RECORD_DTYPE rows first). Cycle arithmetic is u32, which wraps as the wire does."""
+    count = len(cycles)
+    kinds = kinds.astype(np.uint32)
+    addresses = addresses.astype(np.uint32)
+    if count and (addresses.max() > _ADDRESS.mask or _REFUSED_KIND[np.minimum(kinds, 255)].any()):
         raise ValueError("a record's address does not fit 12 bits or its kind is a TIME or P1_LATCH tag")
-    cycles = rows["cycle"].astype(np.uint64) & _U32
-    kinds = rows["kind"].astype(np.uint32)
-    values = rows["value"].astype(np.uint32)
-    p1s = rows["p1"].astype(np.uint32)
-    before_cycle = np.concatenate(([np.uint64(cycle & _U32)], cycles[:-1]))
-    before_p1 = np.concatenate(([np.uint32(p1)], p1s[:-1]))
-    delta = (cycles - before_cycle) & _U32
+    cycles = cycles.astype(np.uint32)  # the low 32 bits: the wire's cycles are u32
+    values = values.astype(np.uint32)
+    p1s = p1s.astype(np.uint32)
+    if not count:
+        return np.empty(0, np.uint32), np.empty(0, np.int64)
+    delta = np.empty(count, np.uint32)
+    np.subtract(cycles[:1], np.uint32(cycle & _U32), out=delta[:1])
+    np.subtract(cycles[1:], cycles[:-1], out=delta[1:])
+    before_p1 = np.empty(count, np.uint32)
+    before_p1[0] = p1
+    before_p1[1:] = p1s[:-1]
     timed = delta > MAX_DELTA
     latched = _p1_after(before_p1, kinds, values) != p1s
-    words_per_row = 1 + timed.astype(np.int64) + latched
-    own = np.cumsum(words_per_row) - 1
-    words = np.empty(int(own[-1]) + 1 if count else 0, np.uint32)
-    words[own] = (
+    record_words = (
         kinds << _TAG.lsb
-        | (delta & MAX_DELTA).astype(np.uint32) << _DELTA.lsb
-        | (rows["address"].astype(np.uint32) & _ADDRESS.mask) << _ADDRESS.lsb
+        | (delta & MAX_DELTA) << _DELTA.lsb
+        | (addresses & _ADDRESS.mask) << _ADDRESS.lsb
         | (values & _VALUE.mask) << _VALUE.lsb
     )
-    words[own[timed] - 1] = TIME << _TAG.lsb | (delta[timed] >> _DELTA.bits).astype(np.uint32) << _HIGH.lsb
+    if not (timed.any() or latched.any()):
+        return record_words, np.arange(count)
+    own = np.cumsum(1 + timed.astype(np.int64) + latched) - 1
+    words = np.empty(int(own[-1]) + 1, np.uint32)
+    words[own] = record_words
+    words[own[timed] - 1] = TIME << _TAG.lsb | (delta[timed] >> _DELTA.bits) << _HIGH.lsb
     latch_at = own[latched] - 1 - timed[latched]
     words[latch_at] = P1_LATCH << _TAG.lsb | (p1s[latched] & _VALUE.mask) << _VALUE.lsb
     return words, own
@@ -102,63 +125,73 @@ def encode_words(rows: np.ndarray, cycle: int, p1: int) -> tuple[np.ndarray, np.
 def encode_chunks(rows: np.ndarray, cycle: int, p1: int, max_words: int) -> list[tuple[int, int, bytes]]:
     """`rows` as chunks of at most `max_words` words: (cycle, p1, words) per chunk, the cycle and P1
     being those of the record before the chunk."""
-    words, own = encode_words(rows, cycle, p1)
+    columns = (rows["cycle"], rows["kind"], rows["address"], rows["value"], rows["p1"])
+    return encode_column_chunks(*columns, cycle, p1, max_words)
+
+
+def encode_column_chunks(
+    cycles: np.ndarray,
+    kinds: np.ndarray,
+    addresses: np.ndarray,
+    values: np.ndarray,
+    p1s: np.ndarray,
+    cycle: int,
+    p1: int,
+    max_words: int,
+) -> list[tuple[int, int, bytes]]:
+    """`encode_chunks` of records given as one integer array per field (`encode_columns`)."""
+    words, own = encode_columns(cycles, kinds, addresses, values, p1s, cycle, p1)
     chunks = []
     first_row, first_word = 0, 0
-    cycles = rows["cycle"]
-    while first_row < len(rows):
+    count = len(cycles)
+    while first_row < count:
         end_row = int(np.searchsorted(own, first_word + max_words, side="left"))
         if end_row == first_row:
             raise ValueError(f"a record takes more than {max_words} words")
         end_word = int(own[end_row - 1]) + 1
         chunks.append((cycle & _U32, p1, words[first_word:end_word].tobytes()))
-        cycle, p1 = int(cycles[end_row - 1]), int(rows["p1"][end_row - 1])
+        cycle, p1 = int(cycles[end_row - 1]), int(p1s[end_row - 1])
         first_row, first_word = end_row, end_word
     return chunks
 
 
 def decode_words(records: bytes | memoryview, cycle: int, p1: int) -> np.ndarray:
     """The records (RECORD_DTYPE) of a chunk's words, after a record at `cycle` (u32) with `p1`;
-    ProtocolError when the bytes are not whole words or end inside a record's TIME/P1_LATCH words."""
+    ProtocolError when the bytes are not whole words or end inside a record's TIME/P1_LATCH words.
+    Cycle arithmetic is u32, which wraps as the wire's cycles do."""
     if len(records) % WORD_SIZE:
         raise ProtocolError(
             f"capture chunk of {len(records)} record bytes is not whole {WORD_SIZE}-byte words"
         )
     words = np.frombuffer(records, "<u4")
     tags = (words & _TAG.mask).astype(np.uint8)
-    rows = np.empty(len(words), RECORD_DTYPE)
-    plain = tags.max(initial=0) < P1_LATCH  # the usual chunk: records only, no TIME or P1_LATCH word
-    if plain:
-        deltas = words >> _DELTA.lsb & _DELTA.mask
-        record_words, kinds = words, tags
-        values = (words >> _VALUE.lsb).astype(np.uint8)
-        latch = None
+    # ufuncs called directly: the ndarray methods add a Python layer, and this runs per chunk
+    if not len(words) or np.maximum.reduce(tags) < P1_LATCH:  # the usual chunk: records only
+        rows = np.empty(len(words), RECORD_DTYPE)
+        cycles = np.add.accumulate(words >> _DELTA.lsb & _DELTA.mask, dtype=np.uint32)
+        record_words, kinds, latch = words, tags, None
     else:
         is_record = tags < P1_LATCH
         if not is_record[-1]:
             raise ProtocolError("capture chunk ends with a TIME or P1_LATCH word and no record after it")
         timed = tags == TIME
-        deltas = np.where(
-            timed, words.astype(np.uint64) >> _HIGH.lsb << _DELTA.bits, words >> _DELTA.lsb & _DELTA.mask
-        )
-        deltas[tags == P1_LATCH] = 0
-        all_values = (words >> _VALUE.lsb).astype(np.uint8)
         latching = tags == P1_LATCH
-        record_index = (
-            np.cumsum(is_record) - is_record
-        )  # the record each word belongs to (its own, or the next)
-        latch = np.full(int(is_record.sum()), -1, np.int16)
-        latch[record_index[latching]] = all_values[latching]
-        record_words, kinds, values = words[is_record], tags[is_record], all_values[is_record]
-        rows = rows[: len(record_words)]
-    cycles = np.cumsum(deltas, dtype=np.uint64)
-    cycles += np.uint64(cycle & _U32)
-    cycles &= np.uint64(_U32)
-    rows["cycle"] = cycles if plain else cycles[is_record]
+        deltas = np.where(timed, words >> _HIGH.lsb << _DELTA.bits, words >> _DELTA.lsb & _DELTA.mask)
+        deltas[latching] = 0
+        cycles = np.add.accumulate(deltas, dtype=np.uint32)[is_record]
+        # the record each word belongs to (its own, or the next)
+        record_index = np.cumsum(is_record) - is_record
+        latch = np.full(len(cycles), -1, np.int16)
+        latch[record_index[latching]] = words[latching] >> _VALUE.lsb
+        record_words, kinds = words[is_record], tags[is_record]
+        rows = np.empty(len(record_words), RECORD_DTYPE)
+    cycles += np.uint32(cycle & _U32)
+    values = (record_words >> _VALUE.lsb).astype(np.uint8)
+    rows["cycle"] = cycles
     rows["kind"] = kinds
     rows["address"] = record_words >> _ADDRESS.lsb & _ADDRESS.mask
     rows["value"] = values
-    if latch is None and not (kinds == P1).any():
+    if latch is None and not np.logical_or.reduce(kinds == P1):
         rows["p1"] = p1
     else:
         rows["p1"] = _rebuilt_p1(

@@ -15,6 +15,7 @@ import csv
 import struct
 import zlib
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
@@ -181,14 +182,20 @@ HOST_FRAME_TYPES = {m.id: m for m in MESSAGES.values() if m.kind == "command"}
 DEVICE_FRAME_TYPES = {m.id if m.kind == "event" else m.reply_type: m for m in MESSAGES.values()}
 
 
+@cache
+def layout_of(fields: tuple[Field, ...]) -> Layout:
+    """The Layout of `fields`, compiled once per field list (a struct is not made per frame)."""
+    return Layout(fields)
+
+
 def pack_fields(fields: tuple[Field, ...], values: dict[str, Any]) -> bytes:
     """Payload bytes for `values` laid out as `fields`; ValueError when a value is missing or out of range."""
-    return Layout(fields).pack(values)
+    return layout_of(fields).pack(values)
 
 
 def unpack_fields(fields: tuple[Field, ...], payload: bytes, what: str) -> dict[str, Any]:
     """Field values of `payload`; ProtocolError when its length does not match."""
-    return Layout(fields).unpack(payload, what)
+    return layout_of(fields).unpack(payload, what)
 
 
 class Frame(NamedTuple):

@@ -60,11 +60,20 @@ class InProcessTransport:
         self.endpoint.receive(data)
 
     def read(self, timeout: float) -> bytes:
+        """What the endpoint sends, polling it until `timeout`; an endpoint whose
+        `silent_until_written` is true (the simulated adapter with nothing to do: it makes bytes
+        only when asked) cannot send anything before the next write, so the wait is one sleep
+        instead of a poll every 0.2 ms (a noisy dump waits out hundreds of timeouts)."""
         deadline = time.monotonic() + timeout
+        endpoint = self.endpoint
         while True:
-            data = self.endpoint.transmit()
-            if data or time.monotonic() >= deadline:
+            data = endpoint.transmit()
+            remaining = deadline - time.monotonic()
+            if data or remaining <= 0:
                 return data
+            if getattr(endpoint, "silent_until_written", False):
+                time.sleep(remaining)
+                return b""
             time.sleep(0.0002)
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hilbridge.check.emulator import BulkFetches, as_rows
-from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, RECORD_DTYPE, WORD_SIZE, encode_chunks
+from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, WORD_SIZE, encode_column_chunks
 from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
 from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
@@ -41,6 +41,7 @@ _CHUNK = MESSAGES["CAPTURE_CHUNK"].id
 _RESET_ID = MESSAGES["RESET_DETECTED"].id
 _SYNC_ID = MESSAGES["FRAME_SYNC"].id
 _RESET, _SYNC = 8, 9  # pseudo record kinds: a reset or frame marker, in its place among the records
+_RECORD_KINDS = sum(1 << kind for kind in (*_KIND_BITS.values(), _P1_BIT))  # the kinds a frame can hold
 Record = tuple[int, int, int, int, int]
 """(cycle, kind number or marker, address, value, p1)."""
 
@@ -76,6 +77,7 @@ class CaptureStream:
         self._p1 = self.console.p1 & CART_P1_MASK
         self._sent = (0, CART_P1_MASK)  # cycle and P1 of the last record sent (the next chunk's header)
         self.console.add_bus_listener(self._on_access, fetches=True)
+        self.console.program_fetch = self._on_program_fetch  # type: ignore[method-assign]
         self.console.program_fetches = self._on_fetches  # type: ignore[method-assign]
         self.console.repeat_fetches = self._on_repeat_fetches  # type: ignore[method-assign]
         self.console.repeat_reads = self._on_repeat_reads  # type: ignore[method-assign]
@@ -96,6 +98,23 @@ class CaptureStream:
         self._p1_changed(records, cycle, p1)
         records.append((cycle, _KIND_BITS[kind], address, value, p1))
         if kind == FETCH and address in (RESET_ADDRESS, VSYNC_HOOK):
+            records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+
+    def _on_program_fetch(self, address: int, cycle: int) -> None:
+        """One fetch (`Board.program_fetch`), recorded as `_on_access` records it but without the
+        BusAccess and listener call the console makes per fetch: a stepping CPU fetches millions
+        of times. It stands for the console's own, so no other fetch listener is told of it."""
+        if address < PROGRAM_START:
+            return
+        console = self.console
+        p1 = console.p1
+        records = self._fetches
+        slot_p1 = p1 & CART_P1_MASK
+        if slot_p1 != self._p1:
+            self._p1 = slot_p1
+            records.append((cycle, _P1_BIT, 0, slot_p1, p1))
+        records.append((cycle, _FETCH_BIT, address, console.prog[address], p1))
+        if address in (RESET_ADDRESS, VSYNC_HOOK):
             records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
     def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
@@ -147,16 +166,13 @@ class CaptureStream:
         """Records as CAPTURE_CHUNK payloads of at most WORDS_PER_CHUNK record words."""
         if not len(rows):
             return
-        records = np.empty(len(rows), RECORD_DTYPE)
-        records["cycle"] = rows[:, 0] & 0xFFFFFFFF
-        for column, name in enumerate(RECORD_DTYPE.names[1:], start=1):
-            records[name] = rows[:, column]
-        for cycle, p1, words in encode_chunks(records, *self._sent, WORDS_PER_CHUNK):
+        columns = (rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4])
+        for cycle, p1, words in encode_column_chunks(*columns, *self._sent, WORDS_PER_CHUNK):
             header = self.chunks.to_bytes(4, "little") + cycle.to_bytes(4, "little") + bytes((p1,))
             self._events.append((_CHUNK, header + words))
             self.chunks += 1
         self.records += len(rows)
-        self._sent = (int(records["cycle"][-1]), int(records["p1"][-1]))
+        self._sent = (int(rows[-1, 0]) & 0xFFFFFFFF, int(rows[-1, 4]))
 
     def _frame_events(self) -> list[tuple[int, bytes]]:
         """The frame's records merged by cycle (at one cycle the accesses of the instruction ending
@@ -166,10 +182,11 @@ class CaptureStream:
         pieces = [as_rows(self._accesses), as_rows(self._fetches), *self._bulk.take()]
         self._accesses, self._fetches = [], []
         rows = np.concatenate(pieces)
-        rows = rows[np.argsort(rows[:, 0], kind="stable")]
-        kinds = rows[:, 1]
-        markers = kinds >= _RESET
-        rows = rows[markers | (self.what >> np.minimum(kinds, 31) & 1 == 1)]
+        rows = np.take(rows, np.argsort(rows[:, 0], kind="stable"), axis=0)  # 4x faster than rows[order]
+        if self.what & _RECORD_KINDS != _RECORD_KINDS:  # some kinds are not captured
+            kinds = rows[:, 1]
+            markers = kinds >= _RESET
+            rows = rows[markers | (self.what >> np.minimum(kinds, 31) & 1 == 1)]
         self._events = []
         position = 0
         for at in np.flatnonzero(rows[:, 1] >= _RESET).tolist():

@@ -97,6 +97,12 @@ class SimulatedAdapter:
         """True while the device has bytes of its own to produce (a capture stream) or requests queued."""
         return self.capture is not None or bool(self._requests)
 
+    @property
+    def silent_until_written(self) -> bool:
+        """True when `transmit` gives nothing until `receive` is called again: the device makes its
+        bytes only when asked, in the caller's thread (`InProcessTransport.read` then need not poll)."""
+        return not self.busy
+
     def receive(self, data: bytes) -> None:
         """Queue the requests in `data`; `transmit` executes them, in order."""
         frames = self._decoder.feed(data)

@@ -143,6 +143,11 @@ class FaultyEndpoint:
     def busy(self) -> bool:
         return self.device.busy or bool(self._held) or time.monotonic() < self._stalled_until
 
+    @property
+    def silent_until_written(self) -> bool:
+        """Nothing held back, no stall, and a device that sends nothing until written to."""
+        return not self.busy and getattr(self.device, "silent_until_written", False)
+
     def _check(self) -> None:
         if self.disconnected:
             raise LinkDisconnected("simulated adapter: disconnected (fault injection)")

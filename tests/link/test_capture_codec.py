@@ -16,14 +16,17 @@ from hilbridge.link.adapter import capture_records
 from hilbridge.link.capture_codec import (
     CHUNK_HEADER_SIZE,
     FIELDS,
+    RECORD_DTYPE,
     TAGS,
     chunk_fields,
     decode_words,
     encode_chunks,
+    encode_words,
     rows_of,
 )
 from hilbridge.link.errors import ProtocolError
 from hilbridge.link.protocol import MESSAGES
+from hilbridge.machine.cartridge import CART_P1_MASK
 
 U32 = 2**32
 gaps = st.one_of(st.integers(0, 3), st.integers(0, 511), st.integers(512, 5000), st.integers(0, U32 - 1))
@@ -115,3 +118,105 @@ def test_the_protocol_document_gives_the_word_layout_and_tags_of_the_tables():
         assert f"| {name} | {field.lsb}–{field.lsb + field.bits - 1} |" in text, name
     for name, value in TAGS.items():
         assert f"| {value} | `{name}` |" in text, name
+
+
+TIME, P1_LATCH, P1 = TAGS["TIME"], TAGS["P1_LATCH"], TAGS["P1"]
+
+
+def _field(word: int, name: str) -> int:
+    return word >> FIELDS[name].lsb & (1 << FIELDS[name].bits) - 1
+
+
+def _word(**values: int) -> int:
+    return sum(value << FIELDS[name].lsb for name, value in values.items())
+
+
+def plain_encode(
+    records: list[tuple[int, int, int, int, int]], cycle: int, p1: int
+) -> tuple[list[int], list[int]]:
+    """The words of `records` and the index of each record's own word, one record at a time as the
+    protocol document describes them: the reference the vectorised encoder must equal."""
+    words, own = [], []
+    for record_cycle, kind, address, value, record_p1 in records:
+        delta = (record_cycle - cycle) % U32
+        slot = value if kind == P1 else p1
+        if (p1 & ~CART_P1_MASK & 0xFF) | (slot & CART_P1_MASK) != record_p1:
+            words.append(_word(tag=P1_LATCH, value=record_p1))
+        if delta >> FIELDS["delta"].bits:
+            words.append(_word(tag=TIME, high=delta >> FIELDS["delta"].bits))
+        words.append(_word(tag=kind, delta=delta & 511, address=address, value=value))
+        own.append(len(words) - 1)
+        cycle, p1 = record_cycle, record_p1
+    return words, own
+
+
+def plain_decode(words: list[int], cycle: int, p1: int) -> list[tuple[int, int, int, int, int]] | None:
+    """The records of `words`, one word at a time (None where the chunk is refused): the reference
+    the vectorised decoder must equal."""
+    records, pending, latch, inside = [], 0, None, False
+    for word in words:
+        tag = _field(word, "tag")
+        inside = tag in (TIME, P1_LATCH)
+        if tag == TIME:
+            pending += _field(word, "high") << FIELDS["delta"].bits
+        elif tag == P1_LATCH:
+            latch = _field(word, "value")
+        else:
+            cycle = (cycle + pending + _field(word, "delta")) % U32
+            value = _field(word, "value")
+            if latch is not None:
+                p1 = latch
+            elif tag == P1:
+                p1 = (p1 & ~CART_P1_MASK & 0xFF) | (value & CART_P1_MASK)
+            records.append((cycle, tag, _field(word, "address"), value, p1))
+            pending, latch = 0, None
+    return None if inside else records
+
+
+edge_gaps = st.sampled_from([0, 1, 2, 510, 511, 512, 513, 2**21, U32 - 512, U32 - 1])
+edge_records = st.lists(
+    st.tuples(
+        st.one_of(edge_gaps, gaps),
+        st.sampled_from([0, 1, 2, 3, 4, 5]),
+        st.sampled_from([0, 0xFFF, 0x400, 0x406]),
+        st.sampled_from([0, 0xFF, CART_P1_MASK, 0x13]),
+        st.sampled_from([0, 0xFF, CART_P1_MASK, 0x13, 0x10]),
+    ),
+    max_size=80,
+)
+
+
+@given(
+    drafts=st.one_of(records, edge_records),
+    start=st.integers(0, U32 - 1),
+    p1=st.integers(0, 255),
+    steady=st.booleans(),
+)
+def test_the_vectorised_encoder_gives_the_words_of_the_plain_one(drafts, start, p1, steady):
+    if steady:  # the usual stream: short gaps, P1 unchanged, one word per record
+        drafts = [(gap % 512, kind % 3, address, value, p1) for gap, kind, address, value, _ in drafts]
+    stamps = stamped(start, drafts)
+    words, own = encode_words(rows_of(stamps) if stamps else np.empty(0, RECORD_DTYPE), start, p1)
+    assert (words.tolist(), own.tolist()) == plain_encode(stamps, start, p1)
+
+
+kinds_of_words = st.sampled_from([0, 1, 2, 3, 4, 5, TIME, P1_LATCH])
+any_words = st.lists(
+    st.one_of(
+        st.integers(0, U32 - 1),
+        st.builds(lambda tag, rest: rest << 3 | tag, kinds_of_words, st.integers(0, 2**29 - 1)),
+        st.builds(lambda tag, high: high << 3 | tag, st.just(TIME), st.sampled_from([0, 1, 2**29 - 1])),
+    ),
+    max_size=80,
+)
+
+
+@given(words=any_words, cycle=st.integers(0, U32 - 1), p1=st.integers(0, 255))
+def test_the_vectorised_decoder_gives_the_records_of_the_plain_one(words, cycle, p1):
+    expected = plain_decode(words, cycle, p1)
+    data = np.array(words, "<u4").tobytes()
+    if expected is None:
+        with pytest.raises(ProtocolError):
+            decode_words(data, cycle, p1)
+    else:
+        assert decode_words(data, cycle, p1).tolist() == expected

@@ -32,7 +32,7 @@ def test_fault_plan_parses_and_rejects_bad_specs():
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["drop", "corrupt", "dup"])
 def test_byte_mangler_applies_each_fault_at_about_its_rate(kind):
-    data = bytes(random.Random(0).randrange(256) for _ in range(200_000))
+    data = random.Random(0).randbytes(200_000)  # the faults' generator is its own: any bytes will do
     mangled = ByteMangler(FaultPlan(**{kind: 0.01}), random.Random(1))(data)
     if kind == "drop":
         assert 0.008 < 1 - len(mangled) / len(data) < 0.012
@@ -189,3 +189,12 @@ def test_the_demo_cartridge_is_in_the_cartridge_list():
     assert match.exact and match.cartridge.name == "hilbridge_demo" and match.cartridge.mapper == "o2_rom"
     listed = CliRunner().invoke(cli, ["carts", "list"])
     assert "hilbridge_demo" in listed.output
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4, 5, 2048, 4096, 16384])
+def test_the_demo_fill_made_at_once_is_the_fill_made_a_byte_at_a_time(size):
+    from hilbridge.sim.demo import filler_bytes
+
+    for seed in (0, 1, 2600 * 7919 + size, 2**40 + 3):
+        plain = random.Random(seed)
+        assert filler_bytes(seed, size) == bytes(plain.getrandbits(8) for _ in range(size))
