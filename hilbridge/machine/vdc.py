@@ -76,7 +76,8 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
-READS_ZERO, COMPUTED = -1, -2  # `Vdc._read_plan` for a register that reads 0, one computed at the read
+# `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
+READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -138,6 +139,26 @@ def register_map() -> tuple[RegisterInfo, ...]:
 LOCK_BITS = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}  # the A0 bit that locks a register
 
 
+@cache
+def read_plan() -> tuple[tuple[int, ...], ...]:
+    """Per A0 & DRAWING_STATES (the locks' bits), per address: the canonical address of a stored
+    byte, LOCKED where A0 locks it, READS_ZERO for a register that reads 0 and COMPUTED for the
+    others; a read of a stored byte (vdc_regs reads all 256 each frame) is one lookup."""
+    return tuple(
+        tuple(
+            (LOCKED if control & LOCK_BITS[info.lock] else info.canonical)
+            if info.read == "value"
+            else READS_ZERO
+            if info.read == "zero"
+            else COMPUTED
+            for info in register_map()
+        )
+        if control & DRAWING_STATES == control
+        else ()  # never indexed: A0 & DRAWING_STATES has only the two bits
+        for control in range(DRAWING_STATES + 1)
+    )
+
+
 class Vdc:
     """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
 
@@ -172,15 +193,7 @@ class Vdc:
             for mask in [info.write_mask if info.canonical < 0xF0 else None]
         )
         self._plan_writes()
-        # per address, what a read of a stored byte needs: (canonical address, lock bit), the
-        # canonical address READS_ZERO for a register that reads 0 and COMPUTED for the others
-        self._read_plan = tuple(
-            (
-                info.canonical if info.read == "value" else READS_ZERO if info.read == "zero" else COMPUTED,
-                LOCK_BITS[info.lock],
-            )
-            for info in self._info
-        )
+        self._read_plan = read_plan()  # shared by every chip: the register map's
         self.raster = Raster(self.timing, self.chip)
         self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
@@ -822,14 +835,18 @@ class Vdc:
 
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
+        registers = self.registers
         address &= 0xFF
-        canonical, lock = self._read_plan[address]
+        canonical = self._read_plan[registers[CONTROL] & DRAWING_STATES][address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
-            registers = self.registers
-            return 0 if registers[CONTROL] & lock else registers[canonical]
+            return registers[canonical]
         if canonical == READS_ZERO:
+            return 0
+        if canonical == LOCKED:
+            if cycle >= self._frame_end_cycle:
+                self._catch_up(self._beam_pixel(cycle))
             return 0
         kind = self._info[address].read
         if kind not in ("status", "collision"):
