@@ -76,7 +76,8 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
-READS_ZERO, COMPUTED = -1, -2  # `Vdc._read_plan` for a register that reads 0, one computed at the read
+# `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
+READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
 # A0 control bits
 CONTROL_STROBE = 0x02
@@ -135,6 +136,29 @@ def register_map() -> tuple[RegisterInfo, ...]:
     return parse_register_map(text)
 
 
+LOCK_BITS = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}  # the A0 bit that locks a register
+
+
+@cache
+def read_plan() -> tuple[tuple[int, ...], ...]:
+    """Per A0 & DRAWING_STATES (the locks' bits), per address: the canonical address of a stored
+    byte, LOCKED where A0 locks it, READS_ZERO for a register that reads 0 and COMPUTED for the
+    others; a read of a stored byte (vdc_regs reads all 256 each frame) is one lookup."""
+    return tuple(
+        tuple(
+            (LOCKED if control & LOCK_BITS[info.lock] else info.canonical)
+            if info.read == "value"
+            else READS_ZERO
+            if info.read == "zero"
+            else COMPUTED
+            for info in register_map()
+        )
+        if control & DRAWING_STATES == control
+        else ()  # never indexed: A0 & DRAWING_STATES has only the two bits
+        for control in range(DRAWING_STATES + 1)
+    )
+
+
 class Vdc:
     """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
 
@@ -153,8 +177,6 @@ class Vdc:
             drawing_bits(control & DRAWING_STATES) for control in range(DRAWING_STATES + 1)
         )
         self._info = register_map()
-        # per register lock: the CONTROL bit that locks it (0: never locked), so an access tests one AND
-        lock_bits = {"objects": CONTROL_DISPLAY, "grid": CONTROL_GRID, "": 0}
         # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
         # bit, redraw, sound-clocked, plain: stored under a mask and not sound-clocked): the
         # register table decided once, not at each of the thousands of writes a frame some carts make
@@ -162,7 +184,7 @@ class Vdc:
             (
                 info.canonical,
                 mask,
-                lock_bits[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
+                LOCK_BITS[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
                 info.redraw,
                 info.canonical in SOUND_CLOCKED,
                 mask is not None and info.canonical not in SOUND_CLOCKED,
@@ -170,15 +192,8 @@ class Vdc:
             for info in self._info
             for mask in [info.write_mask if info.canonical < 0xF0 else None]
         )
-        # per address, what a read of a stored byte needs: (canonical address, lock bit), the
-        # canonical address READS_ZERO for a register that reads 0 and COMPUTED for the others
-        self._read_plan = tuple(
-            (
-                info.canonical if info.read == "value" else READS_ZERO if info.read == "zero" else COMPUTED,
-                lock_bits[info.lock],
-            )
-            for info in self._info
-        )
+        self._plan_writes()
+        self._read_plan = read_plan()  # shared by every chip: the register map's
         self.raster = Raster(self.timing, self.chip)
         self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
@@ -190,6 +205,24 @@ class Vdc:
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
         self.reset()
+
+    def _plan_writes(self) -> None:
+        """`_plain_writes` from `_write_plan` and `drawing_bits` (tests that swap either plan again).
+
+        Per A0 & DRAWING_STATES, per address: (canonical address, write mask, the bits whose change
+        can change the picture, redraw) of a plain register that A0 so does not lock, else None.
+        The locks and the drawing bits depend on the same two A0 bits, so `write`'s short path
+        (most writes) looks up one entry instead of testing the lock, the mask and the kind."""
+        self._plain_writes = tuple(
+            tuple(
+                (a, mask, bits[a], redraw) if plain and not control & lock else None
+                for a, mask, lock, redraw, _sound_clocked, plain in self._write_plan
+            )
+            if control & DRAWING_STATES == control
+            else ()  # never indexed: A0 & DRAWING_STATES has only the two bits
+            for control in range(DRAWING_STATES + 1)
+            for bits in [self.drawing_bits[control]]
+        )
 
     # -- life cycle -------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -802,14 +835,18 @@ class Vdc:
 
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
+        registers = self.registers
         address &= 0xFF
-        canonical, lock = self._read_plan[address]
+        canonical = self._read_plan[registers[CONTROL] & DRAWING_STATES][address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
-            registers = self.registers
-            return 0 if registers[CONTROL] & lock else registers[canonical]
+            return registers[canonical]
         if canonical == READS_ZERO:
+            return 0
+        if canonical == LOCKED:
+            if cycle >= self._frame_end_cycle:
+                self._catch_up(self._beam_pixel(cycle))
             return 0
         kind = self._info[address].read
         if kind not in ("status", "collision"):
@@ -849,11 +886,24 @@ class Vdc:
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction: what
         MAME's write handler does, each case."""
-        a, mask, lock, redraw, sound_clocked, plain = self._write_plan[address & 0xFF]
         registers = self.registers
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
+        plain = self._plain_writes[registers[CONTROL] & DRAWING_STATES][address & 0xFF]
+        if plain is not None and cycle < self._frame_end_cycle:
+            # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
+            # register, not locked, before the frame end; if it changes no bit that can change
+            # the picture, what the steps below come to, without the steps that cannot apply
+            a, mask, bits, redraw = plain
+            old = registers[a]
+            new = value & mask
+            if not (old ^ new) & bits:
+                if redraw and value != old:
+                    self._deferred_update = cycle
+                registers[a] = new
+                return
+        a, mask, lock, redraw, sound_clocked, _plain = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
@@ -861,13 +911,6 @@ class Vdc:
         old = registers[a]
         new = old if mask is None else value & mask
         changes_picture = (old ^ new) & self.drawing_bits[registers[CONTROL] & DRAWING_STATES][a]
-        if plain and not changes_picture and cycle < self._frame_end_cycle:
-            # most writes (a game setting up its objects, vdc_regs' hundreds a frame): what the
-            # steps below come to for them, without the steps that cannot apply
-            if redraw and value != old:
-                self._deferred_update = cycle
-            registers[a] = new
-            return
         if redraw and value != old:
             # MAME redraws up to the beam, even when the picture stays the same: where its last
             # update stopped decides where the frame end goes on drawing. Consecutive

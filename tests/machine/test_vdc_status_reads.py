@@ -36,9 +36,9 @@ STATE = (
 
 def twin_of(vdc: Vdc) -> Vdc:
     """A deep copy of `vdc` that shares the register tables: `_info` is `register_map()`'s cached
-    table, which every chip shares, and `_write_plan` holds only numbers and flags. Copying them
-    was most of the copy's time (about 10 ms of 12)."""
-    shared = (vdc._info, vdc._write_plan)
+    table, which every chip shares, and `_write_plan` and `_plain_writes` hold only numbers and
+    flags. Copying them was most of the copy's time (about 10 ms of 12)."""
+    shared = (vdc._info, vdc._write_plan, vdc._plain_writes)
     return copy.deepcopy(vdc, {id(table): table for table in shared})
 
 

@@ -32,6 +32,7 @@ operations = st.lists(
 def full_path_chip(region: Region) -> Vdc:
     vdc = Vdc(region)
     vdc._write_plan = tuple((*plan[:5], False) for plan in vdc._write_plan)
+    vdc._plan_writes()
     return vdc
 
 

@@ -63,6 +63,7 @@ def pair(region: Region) -> tuple[Vdc, Vdc]:
         left_sources=True,
     )
     reference.drawing_bits = (b"\xff" * 256,) * len(reference.drawing_bits)  # redraw on every write
+    reference._plan_writes()
     return fast, reference
 
 
