@@ -165,6 +165,31 @@ class RunningFirmware:
         self.join_reader()
         return list(self._events(timeout=0.0))
 
+    def _command(self, request: dict) -> None:
+        assert self.process.stdin is not None, "the harness was started without a command pipe"
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+
+    def reset(self, *arguments: str) -> dict:
+        """Power the chip off and on again with these bus options (--cart-table, --console,
+        --console-slowdown, --usb-frame-packets; others keep the harness's), in the same node process and
+        on the same ports: a freshly booted chip for the next test without node's start-up. Returns the
+        reset event (the last chip's bulk IN counts) once the new chip's USB device is up."""
+        options = dict(zip(arguments[::2], arguments[1::2], strict=True))
+        assert len(arguments) % 2 == 0 and all(name.startswith("--") for name in options), arguments
+        self.printed()  # what the last chip printed is not this one's
+        self._command({"command": "reset", **{name[2:]: value for name, value in options.items()}})
+        reset = self.wait_event("reset", timeout=30)
+        self.connected = False
+        self.descriptors = self.wait_event("usb-connected", timeout=STARTUP_TIMEOUT)["descriptors"]
+        self.connected = True
+        return reset
+
+    def bulk_in(self) -> dict:
+        """The harness's bulk IN counts so far (the "usb-bulk-in" event), the harness still running."""
+        self._command({"command": "bulk-in"})
+        return self.wait_event("usb-bulk-in", timeout=30)
+
     def wait_event(self, name: str, timeout: float) -> dict:
         for event in self._events(timeout):
             if event["event"] == name:
@@ -177,7 +202,10 @@ def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[Runni
     """The emulated adapter's link (USB CDC unless `--link` says otherwise) bridged to TCP, once USB is
     up; stopped afterwards."""
     process = subprocess.Popen(
-        _harness_command(uf2 or built_uf2(), *arguments), stdout=subprocess.PIPE, text=True
+        _harness_command(uf2 or built_uf2(), *arguments),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     running = None
     try:
@@ -189,6 +217,7 @@ def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[Runni
         if running is not None:
             running.join_reader()
         process.stdout.close()
+        process.stdin.close()
 
 
 @contextlib.contextmanager

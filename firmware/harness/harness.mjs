@@ -22,7 +22,8 @@
 // handler), "usb-connected" (with "descriptors": device, configuration and string descriptors as hex,
 // read from the device by GET_DESCRIPTOR, and the pipes' endpoint numbers), with
 // --link uart "uart-pins" (the function of the UART's GPIOs) when a client first sends, and with
-// --boot-check a final {"event": "boot-check", "booted": true|false} before it exits.
+// --boot-check a final {"event": "boot-check", "booted": true|false} before it exits. Commands on stdin
+// (below) reset the chip in this process, so tests can share one harness without sharing a chip's state.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConsoleLogger, LogLevel, RP2040 } from 'rp2040js';
@@ -67,29 +68,46 @@ function fail(message) {
 
 if (!options.uf2 || !options.bootrom) fail('--uf2 and --bootrom are required');
 if (!['usb', 'vendor', 'uart'].includes(options.link)) fail('--link is usb, vendor or uart');
-const mcu = new RP2040();
-mcu.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
-prepareBoot(mcu, new Uint8Array(fs.readFileSync(options.bootrom)), flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2))));
-
-// PIO: rp2040js runs it from its own timer (and steps disabled machines); we step it ourselves.
-for (const pio of mcu.pio) pio.run = () => {};
-
-let plugins = [];
-if (options['cart-table'] || options.console) {
-  const { attachBus } = await import('./lib/bus.mjs');
-  plugins = await attachBus(mcu, options, events);
-}
-
-const framePackets = Number(options['usb-frame-packets']);
-if (!(Number.isInteger(framePackets) && framePackets >= 0)) fail('--usb-frame-packets is a whole number >= 0');
-const usb = new UsbBridge(mcu, events, options.link === 'vendor' ? 'vendor' : 'cdc', framePackets);
-const bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
-const { clock, core } = mcu;
-let booted = false;
-let cycles = 0;
+const bootromImage = new Uint8Array(fs.readFileSync(options.bootrom));
+const flashBlocks = flashFromUf2(new Uint8Array(fs.readFileSync(options.uf2)));
+let framePackets = Number(options['usb-frame-packets']);
+const validFramePackets = (n) => Number.isInteger(n) && n >= 0;
+if (!validFramePackets(framePackets)) fail('--usb-frame-packets is a whole number >= 0');
 const cpuSlowdown = Number(options['cpu-slowdown']);
 if (!(cpuSlowdown >= 1)) fail('--cpu-slowdown is a number >= 1');
+
+let mcu, clock, core, plugins, usb, bridge;
+let booted = false;
+let cycles = 0;
 let stretch = 0; // the fraction of a cycle --cpu-slowdown has not yet added
+const pcCycles = new Map();
+
+/** A chip at power-on: a new RP2040 with the boot ROM and flash, the bus plugins the options name, and
+ * its USB controller given to the bridge. The TCP ports stay; the first start and every reset come here. */
+async function powerOn() {
+  const chip = new RP2040();
+  chip.logger = new ConsoleLogger(options.verbose ? LogLevel.Debug : LogLevel.Error);
+  prepareBoot(chip, bootromImage, flashBlocks);
+  // PIO: rp2040js runs it from its own timer (and steps disabled machines); we step it ourselves.
+  for (const pio of chip.pio) pio.run = () => {};
+  let attached = [];
+  if (options['cart-table'] || options.console) {
+    const { attachBus } = await import('./lib/bus.mjs');
+    attached = await attachBus(chip, options, events);
+  }
+  // From here on nothing waits: the loop never runs a slice on half of the old chip and half of the new.
+  mcu = chip;
+  plugins = attached;
+  if (usb) usb.attach(mcu, framePackets);
+  else usb = new UsbBridge(mcu, events, options.link === 'vendor' ? 'vendor' : 'cdc', framePackets);
+  if (!bridge) bridge = options.link === 'uart' ? new UartBridge(mcu, events) : usb; // the one on the TCP port
+  ({ clock, core } = mcu);
+  booted = false;
+  cycles = 0;
+  stretch = 0;
+  pcCycles.clear();
+}
+await powerOn();
 
 // One PIO cycle per CPU cycle for each enabled machine. rp2040js executes an instruction per step and
 // only counts its delay cycles; the machine sits out that debt here, so delays take their time.
@@ -112,7 +130,6 @@ function stepPio(count) {
   }
 }
 
-const pcCycles = new Map();
 function runSlice() {
   bridge.deliver();
   const profiling = options['pc-profile'] && plugins.some((p) => p.busy);
@@ -175,6 +192,46 @@ function loop() {
   if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }
+// Commands on stdin, one JSON object a line. {"command": "reset", "cart-table"?, "console"?,
+// "console-slowdown"?, "usb-frame-packets"?} powers the chip off and on again, as a new harness process
+// with those options would start it (options not given take their defaults), but in this process and on
+// the same ports: it prints {"event": "reset", "usb-bulk-in": {...}} with the last chip's bulk IN counts, then
+// "booted" and "usb-connected" as at start. {"command": "bulk-in"} prints the "usb-bulk-in" event
+// SIGTERM prints, without ending the harness. A UART link keeps the first chip's UART: no reset there.
+const BUS_OPTIONS = { 'cart-table': undefined, console: undefined, 'console-slowdown': '1' };
+let commands = '';
+let resetting = Promise.resolve();
+process.stdin.on('data', (data) => {
+  commands += data;
+  let end;
+  while ((end = commands.indexOf('\n')) >= 0) {
+    const line = commands.slice(0, end).trim();
+    commands = commands.slice(end + 1);
+    if (line) resetting = resetting.then(() => command(JSON.parse(line)));
+  }
+});
+process.stdin.on('error', () => {});
+
+async function command(request) {
+  if (request.command === 'bulk-in') {
+    events.emit({ event: 'usb-bulk-in', framePackets, ...usb.host.bulkIn });
+    return;
+  }
+  if (request.command !== 'reset' || options.link === 'uart') {
+    events.emit({ event: 'error', message: `cannot run ${JSON.stringify(request)}` });
+    return;
+  }
+  const packets = Number(request['usb-frame-packets'] ?? '19');
+  if (!validFramePackets(packets)) {
+    events.emit({ event: 'error', message: 'usb-frame-packets is a whole number >= 0' });
+    return;
+  }
+  events.emit({ event: 'reset', 'usb-bulk-in': { framePackets, ...usb.host.bulkIn } });
+  for (const [name, fallback] of Object.entries(BUS_OPTIONS)) options[name] = request[name] ?? fallback;
+  framePackets = packets;
+  await powerOn();
+}
+
 process.on('SIGTERM', () => {
   events.emit({ event: 'usb-bulk-in', framePackets, ...usb.host.bulkIn });
   if (options['pc-profile']) fs.writeFileSync(options['pc-profile'], JSON.stringify([...pcCycles]));

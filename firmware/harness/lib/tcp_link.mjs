@@ -53,6 +53,10 @@ export class ByteQueue {
     return this.chunks.length === 0;
   }
 
+  clear() {
+    this.chunks = [];
+  }
+
   /** Up to `max` bytes from the front. */
   take(max) {
     const out = [];

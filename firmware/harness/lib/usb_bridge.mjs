@@ -22,15 +22,22 @@ export class UsbBridge extends SocketBridge {
     super();
     this.events = events;
     this.pipe = pipe;
+    this.controlLines = '';
+    this.controlPort = new OneClientServer((bytes) => this.controlReceived(bytes));
+    this.attach(mcu, framePackets);
+  }
+
+  /** Plug a chip's USB controller into a new host (at start, and when the harness resets the chip):
+   * nothing of the last chip's link is left, not even host bytes it had not taken yet. */
+  attach(mcu, framePackets) {
     this.host = new UsbHost(mcu, framePackets);
     this.pendingRead = 0;
     this.connected = false;
-    this.controlLines = '';
-    this.controlPort = new OneClientServer((bytes) => this.controlReceived(bytes));
+    this.fromHost.clear();
     this.host.onConfigured = (report) => {
       this.connected = true;
       // One line: a reader that selects on a buffered pipe would not see a second line read with the first.
-      this.events.emit({ event: 'usb-connected', pipe: this.pipe, bridged: pipe in report.pipes, descriptors: report });
+      this.events.emit({ event: 'usb-connected', pipe: this.pipe, bridged: this.pipe in report.pipes, descriptors: report });
     };
     this.host.onPipeData = (name, data) => {
       if (name === this.pipe) this.toHost(data);
