@@ -8,6 +8,7 @@ arm-none-eabi-gcc, node or the harness's `npm ci` are missing.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -218,6 +219,41 @@ def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[Runni
             running.join_reader()
         process.stdout.close()
         process.stdin.close()
+
+
+# Options a reset can change (the bus the chip sits on); any other option is the harness process's own.
+RESET_OPTIONS = {"--cart-table", "--console", "--console-slowdown", "--usb-frame-packets"}
+
+
+class _SharedHarness:
+    """The one harness a process keeps for `firmware_chip`, and how to stop it."""
+
+    def __init__(self) -> None:
+        self.stack = contextlib.ExitStack()
+        self.running: RunningFirmware | None = None
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        self.running = None
+        self.stack.close()
+
+
+_SHARED = _SharedHarness()
+
+
+def firmware_chip(*arguments: str) -> RunningFirmware:
+    """A freshly booted chip on the bus these options describe (only RESET_OPTIONS), from the one
+    harness this process keeps for such tests: its first start, or a reset of it (see
+    test_harness_reset.py), so a test pays the chip's boot but not node's start-up. The harness is
+    stopped when the process ends; one that ended early is started again."""
+    assert set(arguments[::2]) <= RESET_OPTIONS, arguments
+    running = _SHARED.running
+    if running is not None and running.process.poll() is None:
+        running.reset(*arguments)
+        return running
+    _SHARED.stop()
+    _SHARED.running = _SHARED.stack.enter_context(running_firmware(*arguments))
+    return _SHARED.running
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cart_fixtures import FIXTURES, image
 from conftest import write_bus_trace
-from firmware_loop import EMULATED_LINK, RunningFirmware, built_uf2, cart_table, running_firmware
+from firmware_loop import EMULATED_LINK, RunningFirmware, cart_table, firmware_chip
 
 from hilbridge.link.adapter import Adapter, capture_records
 from hilbridge.link.capture_codec import encode_chunks, rows_of
@@ -118,9 +118,9 @@ def capture_through_link(
         "--console-slowdown",
         str(SLOWDOWN),
     )
-    with running_firmware(*arguments, "--usb-frame-packets", str(packets), uf2=built_uf2()) as running:
-        records, events, totals = capture(running)
-        (bulk_in,) = [event for event in running.stop() if event["event"] == "usb-bulk-in"]
+    running = firmware_chip(*arguments, "--usb-frame-packets", str(packets))
+    records, events, totals = capture(running)
+    bulk_in = running.bulk_in()
     assert bulk_in["framePackets"] == packets
     return trace_path, records, events, totals, bulk_in
 

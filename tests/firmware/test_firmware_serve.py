@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 from conftest import write_bus_trace
-from firmware_loop import EMULATED_LINK, built_uf2, running_firmware
+from firmware_loop import EMULATED_LINK, firmware_chip
 
 from hilbridge.link.adapter import Adapter
 from hilbridge.link.transport import SerialTransport
@@ -24,10 +24,8 @@ def test_served_image_answers_every_fetch_of_the_reference_emulator(tmp_path, ma
     image = demo_image(mapper, size)
     trace = write_bus_trace(image, mapper, tmp_path / "cart.trace", frames=2).read_bytes()
     fetches = sum(1 for at in range(0, len(trace), 9) if struct.unpack_from("<IB", trace, at)[1] == 0)
-    with (
-        running_firmware("--console", str(tmp_path / "cart.trace"), uf2=built_uf2()) as firmware,
-        Adapter(SerialTransport(firmware.url), **EMULATED_LINK) as adapter,
-    ):
+    firmware = firmware_chip("--console", str(tmp_path / "cart.trace"))
+    with Adapter(SerialTransport(firmware.url), **EMULATED_LINK) as adapter:
         assert adapter.upload(image, mapper) == zlib.crc32(image)
         assert adapter.emulation(True)["crc32"] == zlib.crc32(image)
         done = firmware.wait_event("console-done", timeout=600)
