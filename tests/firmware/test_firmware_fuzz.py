@@ -10,7 +10,7 @@ import random
 import time
 
 import pytest
-from firmware_loop import EMULATED_LINK, FLASH_SERIAL, served_firmware
+from firmware_loop import EMULATED_LINK, FLASH_SERIAL, firmware_chip
 from fuzz_frames import assert_fuzz_replies, fuzz_frames
 
 from hilbridge.link.adapter import Adapter
@@ -26,20 +26,20 @@ HELLO = MESSAGES["HELLO"]
 def test_ten_thousand_fuzzed_frames_get_the_protocols_replies_and_the_chip_stays_responsive():
     data, expected = fuzz_frames(random.Random(20261202), FRAMES)
     data += encode_frame(HELLO.id, 77, pack_fields(HELLO.request, {"host_protocol": PROTOCOL_VERSION}))
-    with served_firmware() as url:
-        transport = SerialTransport(url)
-        decoder, replies = FrameDecoder(), []
-        deadline = time.monotonic() + 600
-        for at in range(0, len(data), PIECE):
-            transport.write(data[at : at + PIECE])
-            replies += [frame for frame in decoder.feed(transport.read(0.0)) if frame.type & 0x80]
-        while time.monotonic() < deadline and not any(
-            f.seq == 77 and f.type == HELLO.reply_type for f in replies
-        ):
-            replies += [frame for frame in decoder.feed(transport.read(0.5)) if frame.type & 0x80]
-        transport.close()
-        assert decoder.bad == 0
-        assert_fuzz_replies(replies, expected)
-        with Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
-            assert adapter.info.serial == FLASH_SERIAL
-            assert adapter.status()["frames_bad"] == sum(1 for want in expected if want is None)
+    url = firmware_chip().url
+    transport = SerialTransport(url)
+    decoder, replies = FrameDecoder(), []
+    deadline = time.monotonic() + 600
+    for at in range(0, len(data), PIECE):
+        transport.write(data[at : at + PIECE])
+        replies += [frame for frame in decoder.feed(transport.read(0.0)) if frame.type & 0x80]
+    while time.monotonic() < deadline and not any(
+        f.seq == 77 and f.type == HELLO.reply_type for f in replies
+    ):
+        replies += [frame for frame in decoder.feed(transport.read(0.5)) if frame.type & 0x80]
+    transport.close()
+    assert decoder.bad == 0
+    assert_fuzz_replies(replies, expected)
+    with Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
+        assert adapter.info.serial == FLASH_SERIAL
+        assert adapter.status()["frames_bad"] == sum(1 for want in expected if want is None)

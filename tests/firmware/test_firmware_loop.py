@@ -14,8 +14,8 @@ from firmware_loop import (
     RunningFirmware,
     boot_check,
     built_uf2,
+    firmware_chip,
     running_firmware,
-    served_firmware,
 )
 
 from hilbridge import __version__
@@ -48,7 +48,7 @@ def test_a_uf2_with_a_corrupted_boot2_crc_does_not_boot(tmp_path):
 
 
 def test_hello_is_answered_over_emulated_usb_cdc():
-    with served_firmware() as url, Adapter(SerialTransport(url), **EMULATED_LINK) as adapter:
+    with Adapter(SerialTransport(firmware_chip().url), **EMULATED_LINK) as adapter:
         assert adapter.info.protocol == PROTOCOL_VERSION
         assert adapter.info.firmware == __version__
         assert adapter.info.max_payload >= 4096
