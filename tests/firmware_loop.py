@@ -203,7 +203,7 @@ def running_firmware(*arguments: str, uf2: Path | None = None) -> Iterator[Runni
     """The emulated adapter's link (USB CDC unless `--link` says otherwise) bridged to TCP, once USB is
     up; stopped afterwards."""
     process = subprocess.Popen(
-        _harness_command(uf2 or built_uf2(), *arguments),
+        _harness_command(uf2 or built_uf2(), "--commands", *arguments),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

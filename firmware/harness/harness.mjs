@@ -5,7 +5,7 @@
 //
 //   node harness.mjs --uf2 build/hilbridge-adapter.uf2 --bootrom ROM.bin [--port 0] [--link usb|vendor|uart]
 //                    [--cart-table FILE] [--console TRACE [--console-slowdown N]] [--cpu-slowdown K]
-//                    [--boot-check CYCLES] [--pc-profile FILE] [--usb-frame-packets N]
+//                    [--boot-check CYCLES] [--pc-profile FILE] [--usb-frame-packets N] [--commands]
 //
 // --cpu-slowdown K (>= 1) makes every CPU instruction take K times its cycles while PIO, timers and
 // the console keep their pace: a CPU K times slower, to measure how much of the CPU a capture leaves.
@@ -51,6 +51,7 @@ const { values: options } = parseArgs({
     'pc-profile': { type: 'string' },
     'cpu-slowdown': { type: 'string', default: '1' },
     'usb-frame-packets': { type: 'string', default: '19' },
+    commands: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
   },
 });
@@ -192,25 +193,37 @@ function loop() {
   if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
   else setImmediate(loop);
 }
-// Commands on stdin, one JSON object a line. {"command": "reset", "cart-table"?, "console"?,
+// With --commands (not by default: a harness started from a shell must not take its input), commands on
+// stdin, one JSON object a line. {"command": "reset", "cart-table"?, "console"?,
 // "console-slowdown"?, "usb-frame-packets"?} powers the chip off and on again, as a new harness process
 // with those options would start it (options not given take their defaults), but in this process and on
 // the same ports: it prints {"event": "reset", "usb-bulk-in": {...}} with the last chip's bulk IN counts, then
 // "booted" and "usb-connected" as at start. {"command": "bulk-in"} prints the "usb-bulk-in" event
 // SIGTERM prints, without ending the harness. A UART link keeps the first chip's UART: no reset there.
 const BUS_OPTIONS = { 'cart-table': undefined, console: undefined, 'console-slowdown': '1' };
-let commands = '';
+let commandText = '';
 let resetting = Promise.resolve();
-process.stdin.on('data', (data) => {
-  commands += data;
+function received(data) {
+  commandText += data;
   let end;
-  while ((end = commands.indexOf('\n')) >= 0) {
-    const line = commands.slice(0, end).trim();
-    commands = commands.slice(end + 1);
-    if (line) resetting = resetting.then(() => command(JSON.parse(line)));
+  while ((end = commandText.indexOf('\n')) >= 0) {
+    const line = commandText.slice(0, end).trim();
+    commandText = commandText.slice(end + 1);
+    if (!line) continue;
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      events.emit({ event: 'error', message: `not a JSON command: ${line}` });
+      continue;
+    }
+    resetting = resetting.then(() => command(request));
   }
-});
-process.stdin.on('error', () => {});
+}
+if (options.commands) {
+  process.stdin.on('data', received);
+  process.stdin.on('error', () => {});
+}
 
 async function command(request) {
   if (request.command === 'bulk-in') {
