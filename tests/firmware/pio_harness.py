@@ -98,6 +98,21 @@ def tool(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+def engine_options(program: object) -> dict[str, object]:
+    """pioemu's arguments for a program's shift, push, output pins and wrap, as its engine sets them."""
+    engine = program.engine
+    return {
+        "shift_isr_right": engine.in_shift_right,
+        "shift_osr_right": engine.out_shift_right,
+        "auto_push": engine.autopush,
+        "push_threshold": engine.push_threshold,
+        "out_base": engine.out_base,
+        "out_count": engine.out_count,
+        "wrap_target": program.wrap_target,
+        "wrap_top": program.wrap,
+    }
+
+
 @dataclass
 class Waveform:
     """Input pin levels over time: piecewise constant, as (PIO clock, all pins) change points."""
@@ -137,17 +152,10 @@ class Harness:
     def _kwargs(self) -> dict[str, object]:
         program, engine = self.program, self.program.engine
         return {
-            "shift_isr_right": engine.in_shift_right,
-            "shift_osr_right": engine.out_shift_right,
-            "auto_push": engine.autopush,
-            "push_threshold": engine.push_threshold,
+            **engine_options(program),
             "auto_pull": engine.autopull,
             "pull_threshold": engine.pull_threshold,
-            "out_base": engine.out_base,
-            "out_count": engine.out_count,
             "jmp_pin": engine.jmp_pin,
-            "wrap_target": program.wrap_target,
-            "wrap_top": program.wrap,
             "side_set_base": JUNK_PIN,
             "side_set_count": program.sideset_count + program.sideset_opt,
         }

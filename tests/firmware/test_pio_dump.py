@@ -10,7 +10,7 @@ from cart_fixtures import QUICK_SERVED, SERVED, image
 from conftest import quick_few
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pio_harness import require_module, tool
+from pio_harness import engine_options, require_module, tool
 
 from hilbridge.machine.cartridge import Cartridge, load_cartridge
 
@@ -63,7 +63,6 @@ class DumpRig:
         return value << pin["D0"]
 
     def _access(self, lines: int, active: int, clear: int) -> int:
-        engine = self.program.engine
         idle = lines | self.idle
         state = self.state
         State = self.pioemu.State  # pioemu wants the class itself as the annotation
@@ -83,14 +82,7 @@ class DumpRig:
             ),
             initial_state=state,
             input_source=cartridge,
-            shift_isr_right=engine.in_shift_right,
-            auto_push=engine.autopush,
-            push_threshold=engine.push_threshold,
-            shift_osr_right=engine.out_shift_right,
-            out_base=engine.out_base,
-            out_count=engine.out_count,
-            wrap_target=self.program.wrap_target,
-            wrap_top=self.program.wrap,
+            **engine_options(self.program),
         ):
             state = after
         self._cartridge(state)  # the cartridge sees the released strobe too

@@ -8,7 +8,7 @@ from collections import deque
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pio_harness import PIOEMU_REPLACERS, copying_replace, require_module, tool
+from pio_harness import PIOEMU_REPLACERS, copying_replace, engine_options, require_module, tool
 
 WORDS = st.integers(0, 0xFFFF_FFFF)
 
@@ -53,7 +53,6 @@ def test_copying_replace_makes_what_dataclasses_replace_makes(fields, changes, f
 def _dump_run(pioemu, words: list[int]) -> list[tuple]:
     """Every step of the dump program taking `words` from its TX FIFO, pins from a fixed pattern."""
     program = tool("gen_pio").assemble("dump")
-    engine = program.engine
     state = pioemu.State(transmit_fifo=deque(words))
     steps = []
     for before, after in pioemu.emulate(
@@ -61,14 +60,7 @@ def _dump_run(pioemu, words: list[int]) -> list[tuple]:
         stop_when=lambda _opcode, s: s.clock >= 400,
         initial_state=state,
         input_source=lambda clock: (clock * 0x9E3779B1) & 0xFFFF_FFFF,
-        shift_isr_right=engine.in_shift_right,
-        auto_push=engine.autopush,
-        push_threshold=engine.push_threshold,
-        shift_osr_right=engine.out_shift_right,
-        out_base=engine.out_base,
-        out_count=engine.out_count,
-        wrap_target=program.wrap_target,
-        wrap_top=program.wrap,
+        **engine_options(program),
     ):
         steps.append((_snapshot(before), _snapshot(after)))
     return steps
