@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass
 from importlib import resources
+from typing import NamedTuple
 
 import numpy as np
 
@@ -73,20 +74,28 @@ def encode_words(rows: np.ndarray, cycle: int, p1: int) -> tuple[np.ndarray, np.
     """The words of `rows` (RECORD_DTYPE, in bus order) after a record at `cycle` with `p1`, and for
     each row the index of its own word (the words before it up to the previous row's are its TIME
     and P1_LATCH words), so a caller can cut chunks at row boundaries."""
-    return encode_columns(rows["cycle"], rows["kind"], rows["address"], rows["value"], rows["p1"], cycle, p1)
+    return encode_columns(_columns_of(rows), cycle, p1)
 
 
-def encode_columns(
-    cycles: np.ndarray,
-    kinds: np.ndarray,
-    addresses: np.ndarray,
-    values: np.ndarray,
-    p1s: np.ndarray,
-    cycle: int,
-    p1: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """`encode_words` of records given as one integer array per field (a caller holding columns
-    need not build RECORD_DTYPE rows first). Cycle arithmetic is u32, which wraps as the wire does."""
+class RecordColumns(NamedTuple):
+    """Records as one integer array per field, in bus order: a caller holding columns need not
+    build RECORD_DTYPE rows to encode them."""
+
+    cycles: np.ndarray
+    kinds: np.ndarray
+    addresses: np.ndarray
+    values: np.ndarray
+    p1s: np.ndarray
+
+
+def _columns_of(rows: np.ndarray) -> RecordColumns:
+    return RecordColumns(rows["cycle"], rows["kind"], rows["address"], rows["value"], rows["p1"])
+
+
+def encode_columns(columns: RecordColumns, cycle: int, p1: int) -> tuple[np.ndarray, np.ndarray]:
+    """`encode_words` of records given as columns. Cycle arithmetic is u32, which wraps as the wire
+    does."""
+    cycles, kinds, addresses, values, p1s = columns
     count = len(cycles)
     kinds = kinds.astype(np.uint32)
     addresses = addresses.astype(np.uint32)
@@ -125,22 +134,15 @@ def encode_columns(
 def encode_chunks(rows: np.ndarray, cycle: int, p1: int, max_words: int) -> list[tuple[int, int, bytes]]:
     """`rows` as chunks of at most `max_words` words: (cycle, p1, words) per chunk, the cycle and P1
     being those of the record before the chunk."""
-    columns = (rows["cycle"], rows["kind"], rows["address"], rows["value"], rows["p1"])
-    return encode_column_chunks(*columns, cycle, p1, max_words)
+    return encode_column_chunks(_columns_of(rows), cycle, p1, max_words)
 
 
 def encode_column_chunks(
-    cycles: np.ndarray,
-    kinds: np.ndarray,
-    addresses: np.ndarray,
-    values: np.ndarray,
-    p1s: np.ndarray,
-    cycle: int,
-    p1: int,
-    max_words: int,
+    columns: RecordColumns, cycle: int, p1: int, max_words: int
 ) -> list[tuple[int, int, bytes]]:
-    """`encode_chunks` of records given as one integer array per field (`encode_columns`)."""
-    words, own = encode_columns(cycles, kinds, addresses, values, p1s, cycle, p1)
+    """`encode_chunks` of records given as columns."""
+    words, own = encode_columns(columns, cycle, p1)
+    cycles, p1s = columns.cycles, columns.p1s
     chunks = []
     first_row, first_word = 0, 0
     count = len(cycles)

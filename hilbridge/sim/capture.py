@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hilbridge.check.emulator import BulkFetches, as_rows
-from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, WORD_SIZE, encode_column_chunks
+from hilbridge.link.capture_codec import CHUNK_HEADER_SIZE, WORD_SIZE, RecordColumns, encode_column_chunks
 from hilbridge.link.protocol import CAPTURE_KINDS, MESSAGES
 from hilbridge.machine.blocks import FetchTable
 from hilbridge.machine.bus import FETCH, READ, WRITE, BusAccess
@@ -166,8 +166,8 @@ class CaptureStream:
         """Records as CAPTURE_CHUNK payloads of at most WORDS_PER_CHUNK record words."""
         if not len(rows):
             return
-        columns = (rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4])
-        for cycle, p1, words in encode_column_chunks(*columns, *self._sent, WORDS_PER_CHUNK):
+        columns = RecordColumns(rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], rows[:, 4])
+        for cycle, p1, words in encode_column_chunks(columns, *self._sent, WORDS_PER_CHUNK):
             header = self.chunks.to_bytes(4, "little") + cycle.to_bytes(4, "little") + bytes((p1,))
             self._events.append((_CHUNK, header + words))
             self.chunks += 1
