@@ -351,7 +351,7 @@ class MameSource(BatchStream):
             scripts = (lua_path, inputs_path)
             invocation = Invocation(mame, command, script_environment, work, (CAPTURE_FILE,), scripts)
             self._entry = self._cache.enter_context(cache_entry(cache_folder(), invocation))
-            if self._entry.restore():
+            if self._entry.restore(streamed=(CAPTURE_FILE,)):
                 self.from_cache = True
                 return out
             self._started = time.perf_counter()
@@ -397,9 +397,9 @@ class MameSource(BatchStream):
         """The script's lines as MAME writes them, in blocks of whole lines; ends when MAME has exited
         and all is read."""
         process = self._process
-        if process is None:  # a finished run from the cache
-            with path.open("rb") as handle:
-                yield from _whole_lines(iter(lambda: handle.read(READ_BYTES), b""))
+        if process is None:  # a finished run, read straight from the cache
+            assert self._entry is not None
+            yield from _whole_lines(self._entry.blocks(CAPTURE_FILE, READ_BYTES))
             return
         started = time.monotonic()
         while not path.exists():

@@ -8,6 +8,8 @@ command line and the pitfalls behind it are in docs/oracle.md.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import os
 import shutil
@@ -29,8 +31,9 @@ from hilbridge.machine.inputs import NO_INPUT, InputMovie
 from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.palette import RF_PALETTE
 from hilbridge.machine.timing import CLOCKS_PER_MACHINE_CYCLE, REGIONS
-from hilbridge.oracle.run_cache import Invocation, cache_entry, cache_folder
-from hilbridge.oracle.trace import Trace, parse_trace
+from hilbridge.oracle import trace as trace_module
+from hilbridge.oracle.run_cache import CacheEntry, Invocation, cache_entry, cache_folder
+from hilbridge.oracle.trace import Trace, parse_trace, parsed_trace_bytes, trace_from_parsed
 
 SYSTEMS = {"ntsc": "odyssey2", "pal": "videopac"}  # MAME machine per region
 SCREEN_WIDTH, SCREEN_HEIGHT = 360, 243  # what screen:pixels() returns, ARGB32 little-endian
@@ -301,7 +304,7 @@ def run_mame(
                     wall = entry.wall_seconds
                 else:
                     wall = _run_process(command, work, script_environment, frames, timeout)
-                run = _read_outputs(work, frames, pixels, audio)
+                run = _read_outputs(work, frames, pixels, audio, entry)
                 entry.store(wall)
         if keep_dir is not None:
             keep_dir.mkdir(parents=True, exist_ok=True)
@@ -335,10 +338,13 @@ def _run_process(
     return wall
 
 
-def _read_outputs(work: Path, frames: int, pixels: bool, audio: bool) -> MameRun:
+PARSED_TRACE = "trace.parsed.npz"
+"""The parsed trace kept in a run's cache entry beside its text (`trace.parsed_trace_bytes`)."""
+
+
+def _read_outputs(work: Path, frames: int, pixels: bool, audio: bool, entry: CacheEntry) -> MameRun:
     """The run from the files MAME wrote in `work` (a short trace is an error, so it is never cached)."""
-    trace_path = work / "trace.txt"
-    trace = parse_trace(trace_path.read_text(), str(trace_path))
+    trace = read_trace(work / "trace.txt", entry)
     if not trace.complete:
         raise HilbridgeError(f"MAME stopped before {frames} frames (trace has {len(trace.frames)})")
     if pixels:
@@ -347,6 +353,30 @@ def _read_outputs(work: Path, frames: int, pixels: bool, audio: bool) -> MameRun
     indices = pixel_file_indices(work / "pixels.argb") if pixels else None
     sound = wav_samples((work / "audio.wav").read_bytes()) if audio else None
     return MameRun(trace, indices, 0.0, sound)
+
+
+@functools.cache
+def _parser_identity() -> str:
+    """sha256 of the parser's module: a parsed form made by another parser (one since changed) is
+    not used, so a change to the parser needs no new runs and no emptied cache."""
+    return hashlib.sha256(Path(trace_module.__file__).read_bytes()).hexdigest()
+
+
+def read_trace(path: Path, entry: CacheEntry) -> Trace:
+    """The trace in `path`, taken from the parsed form in the cache `entry` when that was made from
+    the same text (its sha256) by the same parser, else parsed and the parsed form kept in `entry`
+    for next time: a large trace takes 1-2 s to parse and a fraction of that to load."""
+    text = path.read_bytes()
+    source = f"{hashlib.sha256(text).hexdigest()} {_parser_identity()}"
+    stored = entry.derived(PARSED_TRACE)
+    trace = trace_from_parsed(stored, source) if stored is not None else None
+    if trace is None:
+        trace = parse_trace(text.decode(), str(path))
+        if entry.folder is not None:
+            parsed = parsed_trace_bytes(trace, source)
+            if parsed is not None:
+                entry.keep_derived(PARSED_TRACE, parsed)
+    return trace
 
 
 def measure_speed(cart: bytes, *, region: str = "ntsc", frames: int = 3000, slot: str | None = None) -> float:

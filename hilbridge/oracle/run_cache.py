@@ -11,6 +11,7 @@ then reads the entry instead of running MAME again. How to use and clear it: doc
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -20,10 +21,12 @@ import subprocess
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from hilbridge.errors import HilbridgeError
 
 try:
     import fcntl
@@ -111,6 +114,11 @@ class Invocation:
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+RESTORE_PIECE = 4 << 20
+"""Bytes decompressed at a time when an entry is restored: a pixel file is up to 100 MB, and
+whole it would cost more in fresh memory pages than in decompressing."""
+
+
 class CacheEntry:
     """One key's place in the cache (or nowhere, with `folder` None): restore, or store after a run."""
 
@@ -119,15 +127,20 @@ class CacheEntry:
         self.invocation = invocation
         self.restored = False
         self.wall_seconds = 0.0
+        self._derived: dict[str, bytes] = {}
 
-    def restore(self) -> bool:
-        """Write the stored outputs into the run's folder; False when there is no whole entry."""
+    def restore(self, streamed: Collection[str] = ()) -> bool:
+        """Write the stored outputs into the run's folder; False when there is no whole entry. The
+        `streamed` outputs are not written: the caller reads them with `blocks`."""
         if self.folder is None or not (self.folder / "run.json").is_file():
             return False
         try:
             record = json.loads((self.folder / "run.json").read_text())
             for name in self.invocation.outputs:
-                _decompress_file(self.folder / f"{name}.z", self.invocation.work / name)
+                if name in streamed:
+                    (self.folder / f"{name}.z").stat()
+                else:
+                    _decompress_file(self.folder / f"{name}.z", self.invocation.work / name)
         except (OSError, ValueError, zlib.error):
             shutil.rmtree(self.folder, ignore_errors=True)  # damaged: run MAME again
             return False
@@ -135,6 +148,40 @@ class CacheEntry:
         self.restored = True
         self.wall_seconds = float(record["wall_seconds"])
         return True
+
+    def blocks(self, name: str, piece: int = RESTORE_PIECE) -> Iterator[bytes]:
+        """The stored output `name`, decompressed `piece` bytes at a time (a restored capture is read
+        once, so writing it to a file first would only add a write and a read). A damaged entry is
+        removed, so that the next run makes it again, and is an error."""
+        assert self.folder is not None and self.restored
+        try:
+            yield from _decompressed(self.folder / f"{name}.z", piece)
+        except (OSError, zlib.error) as error:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise HilbridgeError(
+                f"the MAME-run cache entry {self.folder} is damaged ({error}); removed it", hint="run again"
+            ) from None
+
+    def derived(self, name: str) -> bytes | None:
+        """The file `name` kept beside the outputs by `keep_derived`, or None."""
+        if self.folder is None:
+            return None
+        try:
+            return (self.folder / name).read_bytes()
+        except OSError:
+            return None
+
+    def keep_derived(self, name: str, data: bytes) -> None:
+        """Keep `data`, made from the outputs (their parsed form, say), beside them: written with the
+        entry by `store`, or at once into an entry that is stored already (one older than the file).
+        The reader must check that it belongs to the outputs: the outputs stay what counts."""
+        if self.folder is None:
+            return
+        if not self.restored:
+            self._derived[name] = data
+            return
+        with contextlib.suppress(OSError):  # the entry was pruned meanwhile
+            _write_atomically(self.folder / name, data)
 
     def store(self, wall_seconds: float) -> None:
         """Keep the run's outputs (after the caller has checked them); a restored entry stays as it is."""
@@ -145,6 +192,8 @@ class CacheEntry:
             for name in self.invocation.outputs:
                 data = (self.invocation.work / name).read_bytes()
                 (temporary / f"{name}.z").write_bytes(zlib.compress(data, 1))
+            for name, derived in self._derived.items():
+                (temporary / name).write_bytes(derived)
             record = {"wall_seconds": wall_seconds, "command": list(self.invocation.command)}
             (temporary / "run.json").write_text(json.dumps(record, indent=1))
             os.rename(temporary, self.folder)
@@ -153,22 +202,35 @@ class CacheEntry:
         _prune(self.folder.parent)
 
 
-RESTORE_PIECE = 4 << 20
-"""Bytes decompressed at a time when an entry is restored: a pixel file is up to 100 MB, and
-whole it would cost more in fresh memory pages than in decompressing."""
+def _decompressed(source: Path, piece: int = RESTORE_PIECE) -> Iterator[bytes]:
+    """The zlib-decompressed contents of `source`, `piece` bytes at a time."""
+    decompressor = zlib.decompressobj()
+    pending = source.read_bytes()
+    while pending:
+        yield decompressor.decompress(pending, piece)
+        pending = decompressor.unconsumed_tail
+    yield decompressor.flush()
+    if not decompressor.eof:
+        raise zlib.error(f"{source} ends before its compressed data")
 
 
 def _decompress_file(source: Path, target: Path) -> None:
-    """Write the zlib-decompressed contents of `source` to `target`, a piece at a time."""
-    decompressor = zlib.decompressobj()
-    pending = source.read_bytes()
+    """Write the zlib-decompressed contents of `source` to `target`."""
     with target.open("wb") as out:
-        while pending:
-            out.write(decompressor.decompress(pending, RESTORE_PIECE))
-            pending = decompressor.unconsumed_tail
-        out.write(decompressor.flush())
-    if not decompressor.eof:
-        raise zlib.error(f"{source} ends before its compressed data")
+        for piece in _decompressed(source):
+            out.write(piece)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write `path` by renaming a whole temporary file over it: a reader never sees half of it."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 @contextmanager
