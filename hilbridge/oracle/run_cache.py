@@ -250,7 +250,17 @@ def cache_entry(cache: Path | None, invocation: Invocation) -> Iterator[CacheEnt
 
 
 STALE_SECONDS = 3600
-"""A half-written entry (`.new-*`) this old was left by a killed process."""
+"""A half-written entry (`.new-*`) or file (`.NAME-*`) this old was left by a killed process."""
+
+
+def _remove_stale_temporaries(entry: Path) -> None:
+    """Remove the `_write_atomically` temporary files (`.NAME-*`) a killed process left in an entry."""
+    for path in entry.iterdir():
+        try:
+            if path.name.startswith(".") and time.time() - path.stat().st_mtime > STALE_SECONDS:
+                path.unlink()
+        except FileNotFoundError:
+            continue
 
 
 def _prune(cache: Path, limit: int = MAX_BYTES) -> None:
@@ -265,6 +275,7 @@ def _prune(cache: Path, limit: int = MAX_BYTES) -> None:
                 if time.time() - folder.stat().st_mtime > STALE_SECONDS:
                     shutil.rmtree(folder, ignore_errors=True)
             elif folder.name != "locks" and record.is_file():
+                _remove_stale_temporaries(folder)
                 size = sum(path.stat().st_size for path in folder.iterdir())
                 entries.append((record.stat().st_mtime, size, folder))
         except FileNotFoundError:

@@ -207,3 +207,21 @@ def test_pruning_passes_over_entries_another_worker_renames_or_removes_meanwhile
     monkeypatch.setattr(Path, "is_file", is_file_then_vanish)
     run_cache._prune(cache, limit=0)
     assert not (cache / "kept").exists()
+
+
+def test_pruning_removes_a_killed_writers_temporary_file_inside_an_entry(tmp_path):
+    """A file written into an entry after it was stored (a parsed trace) goes through a `.NAME-*`
+    temporary file; one a killed process left is removed once stale, a fresh one (a writer at work)
+    is kept, and so are the entry's own files."""
+    entry = tmp_path / "cache" / "entry"
+    entry.mkdir(parents=True)
+    (entry / "run.json").write_text("{}")
+    (entry / "trace.txt.z").write_bytes(b"x")
+    stale, fresh = entry / ".trace.parsed.npz-stale", entry / ".trace.parsed.npz-fresh"
+    stale.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    old = time.time() - run_cache.STALE_SECONDS - 10
+    os.utime(stale, (old, old))
+    os.utime(entry / "trace.txt.z", (old, old))
+    run_cache._prune(tmp_path / "cache")
+    assert sorted(path.name for path in entry.iterdir()) == [fresh.name, "run.json", "trace.txt.z"]
