@@ -96,10 +96,7 @@ class LogisticsRules(SupremacyBase):
         step = state["build_step"]
         options = state["options"]
         if step == 0:
-            for kind in ("army", "navy"):
-                for zone in self._deploy_zones(state, player, kind):
-                    actions.append(Action("build", player, {"kind": kind, "zone": zone}))
-            actions = [a for a in actions if a.kind == "end_turn" or self._build_problem(state, a) is None]
+            actions += self._build_options(state, player)
         if step <= 1:
             for weapon in WEAPONS:
                 if self._weapon_build_problem(state, player, weapon) is None:
@@ -108,6 +105,26 @@ class LogisticsRules(SupremacyBase):
             if self._search_problem(state, player, weapon, options["card_flip_cost"]) is None:
                 actions.append(Action("research", player, {"weapon": weapon}))
         return actions
+
+    def _build_candidates(self, state: State, player: str) -> Iterator[Action]:
+        """A batch of armies or navies in each deploy zone, affordable or not: the plain path that
+        `_build_options` must agree with."""
+        for kind in ("army", "navy"):
+            for zone in self._deploy_zones(state, player, kind):
+                yield Action("build", player, {"kind": kind, "zone": zone})
+
+    def _build_options(self, state: State, player: str) -> list[Action]:
+        """The candidates of `_build_candidates` that `_build_problem` accepts.
+
+        A player short of the money or the set of supplies a batch costs can build nothing, so the
+        deploy zones (and every candidate's check, which finds them again) are skipped then."""
+        if state["cash"][player] < state["options"]["batch_cost"] or not self._can_spend(
+            state, player, rules.SET_OF_SUPPLIES
+        ):
+            return []
+        return [
+            act for act in self._build_candidates(state, player) if self._build_problem(state, act) is None
+        ]
 
     def _move_problem(self, state: State, action: Action) -> str | None:
         player, params, purpose = action.player, action.params, action.kind

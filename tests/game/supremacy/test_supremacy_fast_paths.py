@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hilbridge.game import CHANCE, Action, State, get_ruleset
 from hilbridge.game.combat import RandomResolver
-from hilbridge.game.supremacy import Supremacy
+from hilbridge.game.supremacy import Supremacy, rules
 
 R = get_ruleset("supremacy")
 assert isinstance(R, Supremacy)
@@ -72,3 +72,25 @@ def test_move_options_are_the_candidates_move_problem_accepts(
                 if R._move_problem(state, act) is None
             ]
             assert R._move_options(state, player, targets, kind) == plain
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    steps=st.integers(0, 400),
+    cash_steps=st.integers(-3, 3),
+    short=st.lists(st.sampled_from(sorted(rules.SET_OF_SUPPLIES)), max_size=2, unique=True),
+)
+def test_build_options_are_the_candidates_build_problem_accepts(seed, steps, cash_steps, short):
+    """`_build_options` gives up early on a player who cannot pay for a batch; with cash and the
+    supplies a batch needs changed at random (cash up to $150M either side of a batch's cost, in $50M
+    steps) it must list exactly the plain filter's builds."""
+    state = copy.deepcopy(played_state(seed, steps))
+    cash = state["options"]["batch_cost"] + 50 * cash_steps
+    state["build_step"] = 0
+    for player in state["players"]:
+        state["cash"][player] = cash
+        for item in rules.SET_OF_SUPPLIES:
+            state["supplies"][player][item] = 0 if item in short else 1 + seed % 3
+        plain = [act for act in R._build_candidates(state, player) if R._build_problem(state, act) is None]
+        assert R._build_options(state, player) == plain
