@@ -10,6 +10,7 @@ spaces (C-20.C), so records are kept as whole *half spaces* (``record_halves``; 
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -152,7 +153,7 @@ class ConquestRuleset(Ruleset):
     max_players = 6
 
     def __init__(self) -> None:
-        self._board_cache: dict[int, tuple[Mapping[str, Any], dict[str, Any]]] = {}
+        self._board_cache: dict[bytes, dict[str, Any]] = {}
         self._legal_cache: tuple[State, str, list[Action]] | None = None
 
     # -- setting up --------------------------------------------------------------------------------
@@ -219,13 +220,21 @@ class ConquestRuleset(Ruleset):
         return state
 
     def _compiled_board(self, board_data: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate and compile a board once per board object (playouts reuse one setup)."""
-        cached = self._board_cache.get(id(board_data))
-        if cached is not None and cached[0] is board_data:
-            return cached[1]
+        """Validate and compile a board once per board content (playouts start from many setups that
+        carry equal boards). The key is the board's marshal bytes, not ==, because marshal tells apart
+        what == does not (True from 1, a tuple from a list): a board the check would refuse never
+        matches one it passed. A board marshal cannot write is checked every time."""
+        try:
+            key = marshal.dumps(board_data)
+        except ValueError:
+            key = None
+        cached = None if key is None else self._board_cache.get(key)
+        if cached is not None:
+            return cached
         validate_board(board_data, "setup board")
         compiled = compile_board(board_data)
-        self._board_cache = {id(board_data): (board_data, compiled)}
+        if key is not None:
+            self._board_cache = {key: compiled}
         return compiled
 
     def legal_actions(self, state: State, player: str) -> list[Action]:
