@@ -89,6 +89,22 @@ def quick_few(values: Iterable, quick: Iterable) -> list:
     ]
 
 
+def stop_the_shared_firmware() -> None:
+    """Stop the emulated adapter `firmware_loop.firmware_chip` shares between a module's tests, if
+    this process started one (without importing firmware_loop, which imports this module)."""
+    loop = sys.modules.get("firmware_loop")
+    if loop is not None:
+        loop.stop_shared_firmware()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _shared_firmware_ends_with_its_module() -> Iterator[None]:
+    """The shared emulated adapter's chip keeps running between tests: left on after its module, it
+    took CPU from every later test of that worker."""
+    yield
+    stop_the_shared_firmware()
+
+
 @pytest.fixture(scope="session")
 def shared_reference() -> Path:
     """`../shared/reference`, or a skip where it is absent (a user's clone has no shared/)."""

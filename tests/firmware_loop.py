@@ -241,6 +241,12 @@ class _SharedHarness:
 _SHARED = _SharedHarness()
 
 
+def stop_shared_firmware() -> None:
+    """Stop the harness `firmware_chip` keeps: its emulated chip runs on between tests, so one left
+    running after its module takes CPU from every later test in the process (tests/conftest.py)."""
+    _SHARED.stop()
+
+
 def firmware_chip(*arguments: str) -> RunningFirmware:
     """A freshly booted chip on the bus these options describe (only RESET_OPTIONS), from the one
     harness this process keeps for such tests: its first start, or a reset of it (see

@@ -3,8 +3,10 @@ that share one harness per module (a cartridge or console each) rely on it inste
 
 from __future__ import annotations
 
+import firmware_loop
 import pytest
 import serial
+from conftest import stop_the_shared_firmware
 from firmware_loop import EMULATED_LINK, RunningFirmware, built_uf2, cart_table, running_firmware
 
 from hilbridge.link.adapter import Adapter
@@ -50,3 +52,13 @@ def test_a_reset_chip_answers_as_a_freshly_started_one_with_the_new_cartridge(tm
         reset = shared.reset("--cart-table", second_table)
         assert reset["event"] == "reset"
         assert replies(shared) == expected
+
+
+def test_stopping_the_shared_firmware_stops_a_harness_this_process_keeps() -> None:
+    """What tests/conftest.py runs after every module: the shared harness is closed and forgotten, so
+    the next `firmware_chip` starts a new one."""
+    closed: list[bool] = []
+    firmware_loop._SHARED.stack.callback(closed.append, True)
+    firmware_loop._SHARED.running = firmware_loop.RunningFirmware.__new__(firmware_loop.RunningFirmware)
+    stop_the_shared_firmware()
+    assert closed == [True] and firmware_loop._SHARED.running is None
