@@ -2,11 +2,9 @@
 
 The host numbers requests 1..255 (0 is for events) and may keep up to `window` of them in flight. The
 adapter answers in order and remembers its recent replies by sequence number, so a retransmitted
-request is answered from that memory (the firmware reads long reads again instead). A request is sent
-again when its reply is overdue or at once when a reply to a later request arrives first (the adapter
-answers in order, so the earlier request or its reply was lost). Only the oldest request is timed,
-from when the adapter could start it, with room for the reply bytes it asks for: the others merely
-wait behind it, and resending them would make a slow adapter slower.
+request is answered from that memory, never executed twice. A request is sent again when its reply is
+overdue (adaptive timeout from the measured round trip) or at once when a reply to a later request
+arrives first (the adapter answers in order, so the earlier request or its reply was lost).
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ BACKOFF_FLOOR = 0.1  # seconds
 LIVE_LINK_FACTOR = 10
 """A request at the full retry budget gets up to this many times the budget while the adapter keeps
 answering other requests: on a noisy but live link a short frame can fail 40 times by bad luck."""
-LONG_REPLY = 256  # bytes: replies at least this long teach the time per byte
 LIVE_WINDOW = 5.0  # seconds since the last good reply within which the adapter counts as answering
 
 
@@ -52,12 +49,9 @@ class _Pending:
     index: int
     message: Message
     wire: bytes
-    expected: int = 0  # reply bytes the request asks for (reads): their share of its service time
     sent_at: float = 0.0
-    first_sent_at: float = 0.0
     attempts: int = 0
     transmission: int = 0
-    first_transmission: int = 0
 
 
 class Link:
@@ -80,7 +74,6 @@ class Link:
         self.max_timeout = max_timeout
         self._timeout = timeout
         self._srtt: float | None = None
-        self._per_byte = 0.0  # smoothed seconds per reply byte beyond the round trip (long reads)
         self._decoder = FrameDecoder()
         self._next_seq = 1
         self._transmissions = 0
@@ -123,7 +116,7 @@ class Link:
                     message = MESSAGES[name]
                     seq = self._allocate_seq(pending)
                     wire = encode_frame(message.id, seq, message.request_layout.pack(values))
-                    pending[seq] = _Pending(index, message, wire, _expected_reply(values))
+                    pending[seq] = _Pending(index, message, wire)
                     stats.requests += 1
                     self._send(pending[seq], retries)
             self._flush()
@@ -143,22 +136,16 @@ class Link:
                     self._replies_flowing and decoder.partial and since_reply < self.max_timeout
                 ):
                     continue
-            # Only the request the adapter is working on can be overdue: the others wait behind it.
-            # Its time starts when the adapter could start it (its send, or the reply before it).
-            head = min(pending.values(), key=lambda item: item.first_transmission)
-            if now - max(head.sent_at, self._last_reply) >= self._deadline(head):
+            overdue = [item for item in pending.values() if now - item.sent_at >= self._timeout]
+            if overdue:
                 self.stats.timeouts += 1
                 if not data:  # silence, not just loss: the adapter may be slow, so back off
                     self._timeout = min(self._timeout * 1.5, self._backoff_cap())
-                self._send(head, retries)
+                for item in overdue:
+                    self._send(item, retries)
         if errors:
             raise errors[0]
         return results  # type: ignore[return-value]
-
-    def _deadline(self, item: _Pending) -> float:
-        """The timeout plus twice the learnt time for the reply bytes it asks for: a long read takes
-        longer than the round trip learnt from short ones; never more than `max_timeout`."""
-        return min(self._timeout + 2 * self._per_byte * item.expected, self.max_timeout)
 
     def _resend_oldest(self, pending: dict[int, _Pending], now: float, retries: int) -> None:
         """A damaged frame arrived: most likely the reply to the oldest request, so send that again now
@@ -208,8 +195,6 @@ class Link:
         self._transmissions += 1
         item.transmission = self._transmissions
         item.sent_at = time.monotonic()
-        if item.attempts == 1:
-            item.first_transmission, item.first_sent_at = item.transmission, item.sent_at
         self._outbox += item.wire
         self.stats.bytes_out += len(item.wire)
 
@@ -263,12 +248,10 @@ class Link:
             self.stats.stray_replies += 1
             return
         del pending[frame.seq]
-        previous_reply, self._last_reply = self._last_reply, now
-        # Round trip from the last transmission, or from the reply before it when it waited behind
-        # other requests: may be short when an earlier copy was answered, which costs at most a
-        # spurious retransmission, while backing off forever on a lossy link costs more.
-        rtt = now - max(item.sent_at, previous_reply)
-        self._learn_per_byte(item, len(frame.payload), now, previous_reply)
+        self._last_reply = now
+        # Round trip from the last transmission: may be short when an earlier copy was answered, which
+        # costs at most a spurious retransmission, while backing off forever on a lossy link costs more.
+        rtt = now - item.sent_at
         self._srtt = rtt if self._srtt is None else 0.875 * self._srtt + 0.125 * rtt
         self._timeout = min(max(4 * self._srtt + 0.002, self.min_timeout), self.max_timeout)
         if message is ERROR:
@@ -277,25 +260,6 @@ class Link:
             results[item.index] = values
         else:
             results[item.index] = values
-        # Requests sent before the first copy of this one should have been answered before it. Not
-        # those sent before a later copy: the reply may be the first copy's, the others still queued.
         for other in pending.values():
-            if other.transmission < item.first_transmission:
+            if other.transmission < item.transmission:
                 self._send(other, retries)
-
-    def _learn_per_byte(self, item: _Pending, size: int, now: float, previous_reply: float) -> None:
-        """Learn the time per reply byte beyond the round trip from long replies. A retransmitted
-        request is timed from its first copy (the adapter may still have been executing it) but only
-        nudges the estimate: if the first copy was lost, the time includes the wait for the timeout."""
-        if size < LONG_REPLY or self._srtt is None:
-            return
-        sample = max(0.0, now - max(item.first_sent_at, previous_reply) - self._srtt) / size
-        if sample > self._per_byte and item.attempts == 1:
-            self._per_byte = sample
-        else:
-            self._per_byte = 0.875 * self._per_byte + 0.125 * sample
-
-
-def _expected_reply(values: dict[str, Any]) -> int:
-    """Reply bytes a read asks for (`length` × `count`); 0 for other requests."""
-    return int(values.get("length", 0)) * int(values.get("count", 1))
