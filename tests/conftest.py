@@ -97,12 +97,12 @@ def stop_the_shared_firmware() -> None:
         loop.stop_shared_firmware()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _shared_firmware_ends_with_its_module() -> Iterator[None]:
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """The shared emulated adapter's chip keeps running between tests: left on after its module, it
-    took CPU from every later test of that worker."""
-    yield
-    stop_the_shared_firmware()
+    took CPU from every later test of that worker. A hook, not an autouse module fixture, which would
+    put every module in an xdist group of its own (`_worker_group`)."""
+    if nextitem is None or nextitem.path != item.path:
+        stop_the_shared_firmware()
 
 
 @pytest.fixture(scope="session")

@@ -14,3 +14,11 @@ def test_a_grouped_test_carries_its_group_in_its_id(request: pytest.FixtureReque
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("only under `-n N --dist loadgroup` (the suite's default)")
     assert request.node.nodeid.endswith(f"@{GROUP}"), request.node.nodeid
+
+
+def test_a_test_without_a_module_fixture_is_handed_out_on_its_own(request: pytest.FixtureRequest) -> None:
+    """Only module- and class-scoped fixtures group a module's tests: an autouse one in conftest.py
+    would group every module of the suite, and a large module would then run on one worker."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("only under `-n N --dist loadgroup` (the suite's default)")
+    assert "@" not in request.node.nodeid, request.node.nodeid
