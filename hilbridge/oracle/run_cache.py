@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hilbridge.errors import HilbridgeError
+from hilbridge.files import write_atomic
 
 try:
     import fcntl
@@ -181,7 +182,7 @@ class CacheEntry:
             self._derived[name] = data
             return
         with contextlib.suppress(OSError):  # the entry was pruned meanwhile
-            _write_atomically(self.folder / name, data)
+            write_atomic(self.folder / name, data)
 
     def store(self, wall_seconds: float) -> None:
         """Keep the run's outputs (after the caller has checked them); a restored entry stays as it is."""
@@ -221,18 +222,6 @@ def _decompress_file(source: Path, target: Path) -> None:
             out.write(piece)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    """Write `path` by renaming a whole temporary file over it: a reader never sees half of it."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 @contextmanager
 def cache_entry(cache: Path | None, invocation: Invocation) -> Iterator[CacheEntry]:
     """The invocation's entry in `cache` (None: a no-op entry), locked against other processes."""
@@ -250,11 +239,12 @@ def cache_entry(cache: Path | None, invocation: Invocation) -> Iterator[CacheEnt
 
 
 STALE_SECONDS = 3600
-"""A half-written entry (`.new-*`) or file (`.NAME-*`) this old was left by a killed process."""
+"""A half-written entry (`.new-*`) or file (`.NAME.XXXXXXXX.tmp`) this old was left by a killed process."""
 
 
 def _remove_stale_temporaries(entry: Path) -> None:
-    """Remove the `_write_atomically` temporary files (`.NAME-*`) a killed process left in an entry."""
+    """Remove the temporary files (`.NAME.XXXXXXXX.tmp`) of a `write_atomic` into an entry that a
+    killed process left: the entry may never be read again, which would remove them (its next write)."""
     for path in entry.iterdir():
         try:
             if path.name.startswith(".") and time.time() - path.stat().st_mtime > STALE_SECONDS:

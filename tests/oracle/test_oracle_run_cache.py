@@ -210,14 +210,14 @@ def test_pruning_passes_over_entries_another_worker_renames_or_removes_meanwhile
 
 
 def test_pruning_removes_a_killed_writers_temporary_file_inside_an_entry(tmp_path):
-    """A file written into an entry after it was stored (a parsed trace) goes through a `.NAME-*`
-    temporary file; one a killed process left is removed once stale, a fresh one (a writer at work)
-    is kept, and so are the entry's own files."""
+    """A file written into an entry after it was stored (a parsed trace) goes through a temporary
+    `.NAME.XXXXXXXX.tmp` file (`write_atomic`); one a killed process left is removed once stale, a
+    fresh one (a writer at work) is kept, and so are the entry's own files."""
     entry = tmp_path / "cache" / "entry"
     entry.mkdir(parents=True)
     (entry / "run.json").write_text("{}")
     (entry / "trace.txt.z").write_bytes(b"x")
-    stale, fresh = entry / ".trace.parsed.npz-stale", entry / ".trace.parsed.npz-fresh"
+    stale, fresh = entry / ".trace.parsed.npz.stale000.tmp", entry / ".trace.parsed.npz.fresh000.tmp"
     stale.write_bytes(b"half")
     fresh.write_bytes(b"half")
     old = time.time() - run_cache.STALE_SECONDS - 10
