@@ -45,6 +45,12 @@ class Endpoint(Protocol):
 
     def transmit(self) -> bytes: ...
 
+    @property
+    def silent_until_written(self) -> bool:
+        """True when `transmit` gives nothing until `receive` is called again (the simulated adapter
+        with nothing to do: it makes bytes only when asked, in the caller's thread); False for one
+        whose bytes may arrive on their own (a process, a port)."""
+
 
 class InProcessTransport:
     """Talks to a device object in the same process: writes call it, reads collect what it sent."""
@@ -71,7 +77,7 @@ class InProcessTransport:
             remaining = deadline - time.monotonic()
             if data or remaining <= 0:
                 return data
-            if getattr(endpoint, "silent_until_written", False):
+            if endpoint.silent_until_written:
                 time.sleep(remaining)
                 return b""
             time.sleep(0.0002)

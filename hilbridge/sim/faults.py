@@ -146,7 +146,7 @@ class FaultyEndpoint:
     @property
     def silent_until_written(self) -> bool:
         """Nothing held back, no stall, and a device that sends nothing until written to."""
-        return not self.busy and getattr(self.device, "silent_until_written", False)
+        return not self.busy and self.device.silent_until_written
 
     def _check(self) -> None:
         if self.disconnected:

@@ -44,6 +44,7 @@ class PortEndpoint:
     (hilbridge.sim.faults) can sit between the emulated firmware's link and the host's."""
 
     busy = False
+    silent_until_written = False  # its bytes come from another process
 
     def __init__(self, url: str):
         self.port = serial.serial_for_url(url, timeout=0)

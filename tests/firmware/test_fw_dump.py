@@ -87,6 +87,7 @@ class StdioCore:
                 self._output += data
 
     busy = False
+    silent_until_written = False  # its bytes come from another process
 
     def receive(self, data: bytes) -> None:
         self.process.stdin.write(data)

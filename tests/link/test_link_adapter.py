@@ -24,6 +24,10 @@ class _FallsSilent:
     def transmit(self) -> bytes:
         return b"" if self.silent else self.device.transmit()
 
+    @property
+    def silent_until_written(self) -> bool:
+        return self.silent or self.device.silent_until_written
+
 
 def test_repeated_short_reads_on_a_dead_link_end_in_a_timeout():
     # Passes of 4 bytes still fit 4 to a request at the smallest piece size: the batch must then get

@@ -87,7 +87,10 @@ def test_a_hung_up_pty_is_a_disconnect_not_silence(pty_pair):
 
 
 class _Polled:
-    """An endpoint that hides `silent_until_written`, so InProcessTransport polls it (the plain path)."""
+    """An endpoint that never says it is `silent_until_written`, so InProcessTransport polls it (the
+    plain path)."""
+
+    silent_until_written = False
 
     def __init__(self, endpoint) -> None:
         self.endpoint = endpoint
