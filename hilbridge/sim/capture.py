@@ -93,29 +93,30 @@ class CaptureStream:
             records.append((cycle, _P1_BIT, 0, slot_p1, p1))
 
     def _on_access(self, access: BusAccess) -> None:
+        """A MOVX access, or a fetch by the console's own `program_fetch` (which `_on_program_fetch`
+        stands for: the plain path its test compares it with)."""
         cycle, kind, address, value, p1 = access
-        records = self._fetches if kind == FETCH else self._accesses
+        if kind == FETCH:
+            self._record_fetch(cycle, address, value, p1)
+            return
+        records = self._accesses
         self._p1_changed(records, cycle, p1)
         records.append((cycle, _KIND_BITS[kind], address, value, p1))
-        if kind == FETCH and address in (RESET_ADDRESS, VSYNC_HOOK):
+
+    def _record_fetch(self, cycle: int, address: int, value: int, p1: int) -> None:
+        """A fetch of the cartridge, after the P1 change it shows, then its marker if it has one."""
+        records = self._fetches
+        self._p1_changed(records, cycle, p1)
+        records.append((cycle, _FETCH_BIT, address, value, p1))
+        if address in (RESET_ADDRESS, VSYNC_HOOK):
             records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
 
     def _on_program_fetch(self, address: int, cycle: int) -> None:
-        """One fetch (`Board.program_fetch`), recorded as `_on_access` records it but without the
-        BusAccess and listener call the console makes per fetch: a stepping CPU fetches millions
-        of times. It stands for the console's own, so no other fetch listener is told of it."""
-        if address < PROGRAM_START:
-            return
-        console = self.console
-        p1 = console.p1
-        records = self._fetches
-        slot_p1 = p1 & CART_P1_MASK
-        if slot_p1 != self._p1:
-            self._p1 = slot_p1
-            records.append((cycle, _P1_BIT, 0, slot_p1, p1))
-        records.append((cycle, _FETCH_BIT, address, console.prog[address], p1))
-        if address in (RESET_ADDRESS, VSYNC_HOOK):
-            records.append((cycle, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+        """One fetch (`Board.program_fetch`), recorded without the BusAccess and listener call the
+        console makes per fetch: a stepping CPU fetches millions of times."""
+        if address >= PROGRAM_START:
+            console = self.console
+            self._record_fetch(cycle, address, console.prog[address], console.p1)
 
     def _on_repeat_reads(self, address: int, first: int, period: int, count: int) -> None:
         """Skipped polling reads (`Board.repeat_reads`), valued in one call (`Console.peek_reads`):
@@ -140,16 +141,11 @@ class CaptureStream:
             self._p1_changed(self._fetches, cycle + entries[0][0], p1)
             self._bulk.add(fetches, cycle, ran, p1)
             return
-        records = self._fetches
         for offset, address, value in entries:
             if offset >= ran:
                 break
-            if address < PROGRAM_START:
-                continue
-            self._p1_changed(records, cycle + offset, p1)
-            records.append((cycle + offset, _FETCH_BIT, address, value, p1))
-            if address in (RESET_ADDRESS, VSYNC_HOOK):
-                records.append((cycle + offset, _RESET if address == RESET_ADDRESS else _SYNC, address, 0, 0))
+            if address >= PROGRAM_START:
+                self._record_fetch(cycle + offset, address, value, p1)
 
     def _on_repeat_fetches(self, fetches: FetchTable, cycle: int, period: int, count: int) -> None:
         """Skipped idle iterations' fetches (`Board.repeat_fetches`), in bulk unless the table
