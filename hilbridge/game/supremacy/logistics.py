@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from hilbridge.game.core import (
@@ -21,11 +20,8 @@ class LogisticsRules(SupremacyBase):
     def _legal_move(self, state: State, player: str) -> list[Action]:
         return [Action("end_turn", player), *self._move_options(state, player, None, "move")]
 
-    def _move_candidates(
-        self, state: State, player: str, targets: list[str] | None, kind: str
-    ) -> Iterator[Action]:
-        """Every move of `player`'s forces to an adjacent zone (in `targets`), legal or not, in the
-        order legal moves are listed: the plain path that `_move_options` must agree with."""
+    def _move_options(self, state: State, player: str, targets: list[str] | None, kind: str) -> list[Action]:
+        actions = []
         for zone, forces in sorted(state["units"].items()):
             force = forces.get(player)
             if not force:
@@ -35,55 +31,6 @@ class LogisticsRules(SupremacyBase):
                     continue
                 for unit_kind, index in (("army", ARMY), ("navy", NAVY)):
                     for units in _amounts(force[index]):
-                        yield Action(
-                            kind, player, {"from": zone, "to": target, "units": units, "kind": unit_kind}
-                        )
-
-    def _move_options(self, state: State, player: str, targets: list[str] | None, kind: str) -> list[Action]:
-        """The candidates of `_move_candidates` that `_move_problem` accepts.
-
-        About half the candidates fail for reasons that need no `Action` and no full check (a nuked
-        target, a navy touching land, a territory held by another player, a vacant one to be taken by
-        attack, too little grain or oil), so those are skipped first; `_move_problem` still judges
-        every candidate left."""
-        actions = []
-        clouds, land = state["clouds"], self._land
-        options = state["options"]
-        supplies = state["supplies"][player]
-        grain_per_army, oil_per_navy = options["army_move_grain"], options["navy_move_oil"]
-        home = state["power"].get(player)
-        zones = self.board.zones
-        for zone, forces in sorted(state["units"].items()):
-            force = forces.get(player)
-            if not force:
-                continue
-            from_land = zone in land
-            for target in zones[zone].adjacent:
-                if (targets is not None and target not in targets) or target in clouds:
-                    continue
-                to_land = target in land
-                if to_land:
-                    occupant = self._occupant(state, target)
-                    armies_may_go = occupant in (None, player) and not (
-                        kind == "move"
-                        and occupant is None
-                        and zones[target].home_of != home
-                        and not options["move_into_vacant"]
-                    )
-                else:
-                    armies_may_go = True
-                for unit_kind, index in (("army", ARMY), ("navy", NAVY)):
-                    if index == ARMY:
-                        if not armies_may_go:
-                            continue
-                        stock, cost = supplies["grain"], grain_per_army
-                    else:
-                        if from_land or to_land:
-                            continue
-                        stock, cost = supplies["oil"], oil_per_navy
-                    for units in _amounts(force[index]):
-                        if stock < units * cost:
-                            continue
                         act = Action(
                             kind, player, {"from": zone, "to": target, "units": units, "kind": unit_kind}
                         )
@@ -96,7 +43,10 @@ class LogisticsRules(SupremacyBase):
         step = state["build_step"]
         options = state["options"]
         if step == 0:
-            actions += self._build_options(state, player)
+            for kind in ("army", "navy"):
+                for zone in self._deploy_zones(state, player, kind):
+                    actions.append(Action("build", player, {"kind": kind, "zone": zone}))
+            actions = [a for a in actions if a.kind == "end_turn" or self._build_problem(state, a) is None]
         if step <= 1:
             for weapon in WEAPONS:
                 if self._weapon_build_problem(state, player, weapon) is None:
@@ -105,26 +55,6 @@ class LogisticsRules(SupremacyBase):
             if self._search_problem(state, player, weapon, options["card_flip_cost"]) is None:
                 actions.append(Action("research", player, {"weapon": weapon}))
         return actions
-
-    def _build_candidates(self, state: State, player: str) -> Iterator[Action]:
-        """A batch of armies or navies in each deploy zone, affordable or not: the plain path that
-        `_build_options` must agree with."""
-        for kind in ("army", "navy"):
-            for zone in self._deploy_zones(state, player, kind):
-                yield Action("build", player, {"kind": kind, "zone": zone})
-
-    def _build_options(self, state: State, player: str) -> list[Action]:
-        """The candidates of `_build_candidates` that `_build_problem` accepts.
-
-        A player short of the money or the set of supplies a batch costs can build nothing, so the
-        deploy zones (and every candidate's check, which finds them again) are skipped then."""
-        if state["cash"][player] < state["options"]["batch_cost"] or not self._can_spend(
-            state, player, rules.SET_OF_SUPPLIES
-        ):
-            return []
-        return [
-            act for act in self._build_candidates(state, player) if self._build_problem(state, act) is None
-        ]
 
     def _move_problem(self, state: State, action: Action) -> str | None:
         player, params, purpose = action.player, action.params, action.kind
