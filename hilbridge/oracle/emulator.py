@@ -20,7 +20,7 @@ from hilbridge.machine.mappers import DEFAULT_REGISTRY, registry
 from hilbridge.machine.timing import REGIONS
 from hilbridge.machine.vdc import Vdc
 from hilbridge.oracle.mame import AUDIO_RATE
-from hilbridge.oracle.trace import Access, FrameEnd, Trace, collector_paused
+from hilbridge.oracle.trace import Access, FrameEnd, Trace, accesses_of, collector_paused
 
 # Our mapper that behaves as MAME 0.251's slot of the same name, where the two differ (mappers.tsv
 # `mame_slot`): 0.251's o2_rom maps 0C00h-0FFFh onto 0400h-07FFh, the console (A10 not decoded) onto
@@ -93,7 +93,6 @@ def run_emulator(
         lines, hposes = placed
         if not len(values) == len(lines) == len(hposes) == count:
             raise ValueError("the chip placed or valued another number of reads than it was asked")
-        # tuple.__new__ mapped over zipped columns: the records made in C, not by Access's Python __new__
         fields = zip(
             repeat(READ),
             cycles,
@@ -104,7 +103,7 @@ def run_emulator(
             lines,
             hposes,
         )
-        accesses.extend(map(tuple.__new__, repeat(Access), fields))
+        accesses.extend(accesses_of(fields))
 
     console.add_bus_recorder(record)
     console.repeat_reads = record_skipped_reads  # type: ignore[method-assign]

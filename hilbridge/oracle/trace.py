@@ -153,6 +153,12 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def accesses_of(fields: Iterable[tuple]) -> Iterator[Access]:
+    """Accesses made from tuples of their eight fields by tuple.__new__ mapped over them (in C),
+    not by the class's Python __new__: traced runs and parsed traces make hundreds of thousands."""
+    return map(tuple.__new__, repeat(Access), fields)
+
+
 HEX = {f"{value:02X}": value for value in range(256)}
 """p1, addr and data as the trace writes them: a look-up is a few times faster than int(text, 16)."""
 SMALL = {str(value): value for value in range(-1, 1 << 12)}
@@ -320,11 +326,11 @@ def trace_from_parsed(data: bytes, source: str) -> Trace | None:
 
 
 def _trace_from_columns(columns: dict[str, np.ndarray]) -> Trace:
-    """The accesses are made as `parse_trace` makes them, by tuple.__new__, and from whole columns
-    turned into lists at once, so no Python loop runs per access."""
+    """The accesses are made by `accesses_of` from whole columns turned into lists at once, so no
+    Python loop runs per access."""
     kinds = list(columns["kind"].tobytes().decode("ascii"))
     fields = [columns[name].tolist() for name in ACCESS_FIELDS]
-    accesses = list(map(tuple.__new__, repeat(Access), zip(kinds, *fields, strict=True)))
+    accesses = list(accesses_of(zip(kinds, *fields, strict=True)))
     frames = [
         FrameEnd(*end)
         for end in zip(*(columns[f"end_{name}"].tolist() for name in ("frame", "cycle", "pc")), strict=True)
