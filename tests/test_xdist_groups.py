@@ -4,7 +4,14 @@ lost group silently spreads a module's tests, and its fixtures, over every worke
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 GROUP = "xdist-groups-check"
 
@@ -22,3 +29,67 @@ def test_a_test_without_a_module_fixture_is_handed_out_on_its_own(request: pytes
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("only under `-n N --dist loadgroup` (the suite's default)")
     assert "@" not in request.node.nodeid, request.node.nodeid
+
+
+CRASHING_SUITE = {
+    "conftest.py": """
+import pytest
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "shared" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group("shared"))
+""",
+    "test_crash.py": """
+import os
+import pytest
+
+@pytest.fixture(scope="module")
+def shared():
+    return 1
+
+def test_before(shared):
+    pass
+
+def test_worker_dies(shared):
+    os._exit(1)
+
+def test_after(shared):
+    pass
+""",
+    "test_elsewhere.py": """
+import time
+
+def test_one():
+    time.sleep(1)
+
+def test_two():
+    time.sleep(1)
+
+def test_three():
+    time.sleep(1)
+""",
+}
+
+
+def test_a_worker_that_dies_fails_the_run_naming_its_test_instead_of_hanging_it(tmp_path) -> None:
+    """pytest-xdist 3.8 with `--dist loadgroup` hands a crashed worker's group to a replacement that
+    never runs it, and the run hangs at the end (CI would sit until its own time-out, telling
+    nothing). The suite's options must end such a run with the crashed test named."""
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    for name, text in CRASHING_SUITE.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {options['addopts']}\n")
+    try:
+        run = subprocess.run(
+            # (without the project's own plugin: it is not what this checks, and costs a second a worker)
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hilbridge", "-n", "2"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run hung after its worker died")
+    assert run.returncode == 1, run.stdout
+    assert "crashed while running 'test_crash.py::test_worker_dies'" in run.stdout, run.stdout
