@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,8 +67,12 @@ class Link:
         max_timeout: float = 2.0,
         retries: int = 40,
         window: int = 16,
+        clock: Callable[[], float] = time.monotonic,
     ):
+        """`clock` gives the time in seconds that timeouts are measured in: tests pass a simulated one
+        so that a link's timing is counted in the time it would take, whatever the machine's load."""
         self.transport = transport
+        self.clock = clock
         self.retries = retries
         self.window = window
         self.min_timeout = min_timeout
@@ -106,7 +111,7 @@ class Link:
         pending: dict[int, _Pending] = {}
         queue = deque(enumerate(requests))
         refill = max(1, self.window // 2)
-        read, decoder, stats, monotonic = self.transport.read, self._decoder, self.stats, time.monotonic
+        read, decoder, stats, clock = self.transport.read, self._decoder, self.stats, self.clock
         while queue or pending:
             # Refill the window in batches, not one request per reply: one write (one USB transfer, one
             # wake-up of the adapter) carries half a window of requests.
@@ -121,7 +126,7 @@ class Link:
                     self._send(pending[seq], retries)
             self._flush()
             data = read(min(self._timeout, 0.05))
-            now = monotonic()
+            now = clock()
             if data:
                 if self._receive(data, pending, results, errors, now, retries) and pending:
                     self._resend_oldest(pending, now, retries)
@@ -168,12 +173,12 @@ class Link:
 
     def poll_events(self, timeout: float) -> None:
         """Read for up to `timeout` seconds and queue any events (capture chunks, sync, reset)."""
-        deadline = time.monotonic() + timeout
+        deadline = self.clock() + timeout
         while True:
-            data = self.transport.read(max(0.0, min(0.05, deadline - time.monotonic())))
+            data = self.transport.read(max(0.0, min(0.05, deadline - self.clock())))
             if data:
-                self._receive(data, {}, [], [], time.monotonic(), self.retries)
-            if time.monotonic() >= deadline:
+                self._receive(data, {}, [], [], self.clock(), self.retries)
+            if self.clock() >= deadline:
                 return
 
     def _allocate_seq(self, pending: dict[int, _Pending]) -> int:
@@ -194,7 +199,7 @@ class Link:
         item.attempts += 1
         self._transmissions += 1
         item.transmission = self._transmissions
-        item.sent_at = time.monotonic()
+        item.sent_at = self.clock()
         self._outbox += item.wire
         self.stats.bytes_out += len(item.wire)
 
@@ -206,7 +211,7 @@ class Link:
             retries >= self.retries
             and item.attempts <= LIVE_LINK_FACTOR * retries
             and self._last_reply > 0.0
-            and time.monotonic() - self._last_reply < LIVE_WINDOW
+            and self.clock() - self._last_reply < LIVE_WINDOW
         )
 
     def _receive(self, data: bytes, pending, results, errors, now: float, retries: int) -> bool:
