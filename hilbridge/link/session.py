@@ -5,11 +5,11 @@ adapter answers in order and remembers its recent replies by sequence number, so
 request is answered from that memory (the firmware reads long reads again instead). A request is sent
 again at once when a reply to a request sent after it arrives first (the adapter answers in order, so
 the earlier request or its reply was lost), or when its reply is overdue, timed from when the adapter
-could start it (after the requests before it), with room for the reply bytes it asks for. A reply
-longer than any so far has no estimate of its time yet: the request waiting for it is resent alone
-and nothing behind it is timed, since resending what merely waits behind a long read makes a slow
-adapter slower. Otherwise a late request is presumed lost, and the requests behind it are timed as
-if it had not been sent: a burst of lost requests is resent together.
+could start it (after the requests before it), with room for the bytes it moves (its own and the
+reply's). A request moving more bytes than any answered so far has no estimate of its time yet: it is
+resent alone and nothing behind it is timed, since resending what merely waits behind a long read or
+upload makes a slow adapter slower. Otherwise a late request is presumed lost, and the requests
+behind it are timed as if it had not been sent: a burst of lost requests is resent together.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ BACKOFF_FLOOR = 0.1  # seconds
 LIVE_LINK_FACTOR = 10
 """A request at the full retry budget gets up to this many times the budget while the adapter keeps
 answering other requests: on a noisy but live link a short frame can fail 40 times by bad luck."""
-LONG_REPLY = 256  # bytes: replies at least this long teach the time per byte
+LONG_REQUEST = 256  # bytes moved (request and reply): requests moving this many teach the time per byte
 LIVE_WINDOW = 5.0  # seconds since the last good reply within which the adapter counts as answering
 
 
@@ -56,7 +56,7 @@ class _Pending:
     index: int
     message: Message
     wire: bytes
-    expected: int = 0  # reply bytes the request asks for (reads): their share of its service time
+    size: int = 0  # bytes it moves, its payload and the reply's it asks for: its time at the adapter
     sent_at: float = 0.0
     attempts: int = 0
     transmission: int = 0
@@ -88,8 +88,8 @@ class Link:
         self.max_timeout = max_timeout
         self._timeout = timeout
         self._srtt: float | None = None
-        self._per_byte = 0.0  # smoothed seconds per reply byte beyond the round trip (long reads)
-        self._longest_reply = 0  # reply bytes of the longest read answered: longer ones have no estimate
+        self._per_byte = 0.0  # smoothed seconds per byte moved beyond the round trip (long requests)
+        self._largest = 0  # bytes moved by the largest request answered: larger ones have no estimate
         self._decoder = FrameDecoder()
         self._next_seq = 1
         self._transmissions = 0
@@ -131,8 +131,9 @@ class Link:
                     index, (name, values) = queue.popleft()
                     message = MESSAGES[name]
                     seq = self._allocate_seq(pending)
-                    wire = encode_frame(message.id, seq, message.request_layout.pack(values))
-                    pending[seq] = _Pending(index, message, wire, _expected_reply(values))
+                    payload = message.request_layout.pack(values)
+                    wire = encode_frame(message.id, seq, payload)
+                    pending[seq] = _Pending(index, message, wire, _bytes_moved(payload, values))
                     stats.requests += 1
                     self._send(pending[seq], retries)
             self._flush()
@@ -170,7 +171,7 @@ class Link:
         sending, or when the adapter should be done with the requests before it (the last reply, then
         the estimated time of each still in flight). A late request whose time was estimated is
         presumed lost: it took no time at the adapter, and the ones behind it are timed as if it had
-        not been sent. Without an estimate (a reply longer than any so far) the adapter may merely be
+        not been sent. Without an estimate (more bytes than any so far) the adapter may merely be
         slow: the request is resent if late, and the ones behind it are not timed until it is
         answered. `pending` is in order of first sending.
         """
@@ -184,18 +185,18 @@ class Link:
             if not self._estimated(item):
                 break
             if not late:
-                ready = start + (self._srtt or 0.0) + 2 * self._per_byte * item.expected
+                ready = start + (self._srtt or 0.0) + 2 * self._per_byte * item.size
         return overdue
 
     def _estimated(self, item: _Pending) -> bool:
-        """Whether the time the adapter takes for `item` can be estimated: no reply was longer than one
-        answered already (the round trip and the time per byte are learnt from those)."""
-        return item.expected <= self._longest_reply
+        """Whether the time the adapter takes for `item` can be estimated: it moves no more bytes than a
+        request answered already (the round trip and the time per byte are learnt from those)."""
+        return item.size <= self._largest
 
     def _deadline(self, item: _Pending) -> float:
-        """The timeout plus twice the learnt time for the reply bytes it asks for: a long read takes
+        """The timeout plus twice the learnt time for the bytes it moves: a long read or upload takes
         longer than the round trip learnt from short ones; never more than `max_timeout`."""
-        return min(self._timeout + 2 * self._per_byte * item.expected, self.max_timeout)
+        return min(self._timeout + 2 * self._per_byte * item.size, self.max_timeout)
 
     def _resend_oldest(self, pending: dict[int, _Pending], now: float, retries: int) -> None:
         """A damaged frame arrived: most likely the reply to the oldest request, so send that again now
@@ -309,8 +310,8 @@ class Link:
         # other requests: may be short when an earlier copy was answered, which costs at most a
         # spurious retransmission, while backing off forever on a lossy link costs more.
         rtt = now - max(item.sent_at, previous_reply)
-        self._learn_per_byte(item, len(frame.payload), now, previous_reply)
-        self._longest_reply = max(self._longest_reply, item.expected)
+        self._learn_per_byte(item, now, previous_reply)
+        self._largest = max(self._largest, item.size)
         self._srtt = rtt if self._srtt is None else 0.875 * self._srtt + 0.125 * rtt
         self._timeout = min(max(4 * self._srtt + 0.002, self.min_timeout), self.max_timeout)
         if message is ERROR:
@@ -326,22 +327,22 @@ class Link:
             if other.transmission < item.live_from:
                 self._send(other, retries, live=True)
 
-    def _learn_per_byte(self, item: _Pending, size: int, now: float, previous_reply: float) -> None:
-        """Learn the time per reply byte beyond the round trip from long replies, at once when they
+    def _learn_per_byte(self, item: _Pending, now: float, previous_reply: float) -> None:
+        """Learn the time per byte moved beyond the round trip from long requests, at once when they
         take longer. A retransmitted request is timed from its earliest copy that may have been answered:
         the adapter may still have been executing it (the first long read after short ones times out
         and is resent). If that copy was lost, the time includes the wait for the timeout: too long,
-        which costs slower recovery until shorter replies bring it down, while too short makes the
+        which costs slower recovery until quicker replies bring it down, while too short makes the
         requests waiting behind a long read look lost."""
-        if size < LONG_REPLY or self._srtt is None:
+        if item.size < LONG_REQUEST or self._srtt is None:
             return
-        sample = max(0.0, now - max(item.live_sent_at, previous_reply) - self._srtt) / size
+        sample = max(0.0, now - max(item.live_sent_at, previous_reply) - self._srtt) / item.size
         if sample > self._per_byte:
             self._per_byte = sample
         else:
             self._per_byte = 0.875 * self._per_byte + 0.125 * sample
 
 
-def _expected_reply(values: dict[str, Any]) -> int:
-    """Reply bytes a read asks for (`length` × `count`); 0 for other requests."""
-    return int(values.get("length", 0)) * int(values.get("count", 1))
+def _bytes_moved(payload: bytes, values: dict[str, Any]) -> int:
+    """The bytes a request moves: its payload and the reply bytes a read asks for (`length` × `count`)."""
+    return len(payload) + int(values.get("length", 0)) * int(values.get("count", 1))

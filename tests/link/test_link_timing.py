@@ -5,6 +5,8 @@ count (retransmits, timeouts, seconds) does not depend on how busy the machine r
 
 from __future__ import annotations
 
+from collections import deque
+
 import pytest
 
 from hilbridge.link.protocol import DELIMITER
@@ -24,10 +26,11 @@ class _Clock:
 
 class _ServiceTimeAdapter:
     """The simulated adapter executing one request at a time: each takes `base` seconds plus
-    `per_byte` seconds per reply byte, and its reply arrives when it is done. A retransmitted request
-    costs as much as the first copy (the firmware reads again rather than keep long replies). The
-    request frames the host sends with the numbers in `lost` (counting every frame from 0,
-    retransmissions included) never arrive; the replies numbered in `damaged` arrive with a bad byte."""
+    `per_byte` seconds per byte of its request and reply, and its reply arrives when it is done. A
+    retransmitted request costs as much as the first copy (the firmware reads again rather than keep
+    long replies). The request frames the host sends with the numbers in `lost` (counting every frame
+    from 0, retransmissions included) never arrive; the replies numbered in `damaged` arrive with a
+    bad byte."""
 
     name = "service-time"
 
@@ -44,6 +47,7 @@ class _ServiceTimeAdapter:
         self._free_at = 0.0  # when the request being executed is done
         self._current: tuple[float, bytes] | None = None
         self._out = bytearray()
+        self._request_bytes: deque[int] = deque()  # of each request delivered and not yet executed
 
     def write(self, data: bytes) -> None:
         now = self.clock.now
@@ -53,6 +57,7 @@ class _ServiceTimeAdapter:
         for frame in data.split(DELIMITER)[:-1]:
             if self.frames not in self.lost:
                 self.device.receive(frame + DELIMITER)
+                self._request_bytes.append(len(frame) + 1)
             self.frames += 1
 
     def read(self, timeout: float) -> bytes:
@@ -74,7 +79,8 @@ class _ServiceTimeAdapter:
                     return
                 reply = self.device.transmit(limit=1)
                 self.executed += 1
-                self._current = (self._free_at + self.base + self.per_byte * len(reply), reply)
+                moved = self._request_bytes.popleft() + len(reply)
+                self._current = (self._free_at + self.base + self.per_byte * moved, reply)
             ready, reply = self._current
             if ready > now:
                 return
@@ -109,6 +115,19 @@ def test_long_replies_after_short_ones_are_not_resent_over_and_over():
     # the first long reply may be resent while the timeout backs off, nothing queued behind it is resent
     assert link.stats.retransmits <= 8
     assert transport.executed <= 4 + 48 + 8
+
+
+def test_long_uploads_after_short_requests_are_not_resent_over_and_over():
+    transport = _ServiceTimeAdapter(base=0.002, per_byte=0.00005)  # 1024 bytes: 53 ms
+    link = _link(transport)
+    link.request("UPLOAD_BEGIN", mapper=1, size=0x2000)
+    pieces = [("UPLOAD_DATA", {"offset": 1024 * i, "data": bytes([i]) * 1024}) for i in range(8)] * 4
+    replies = link.transact(pieces)
+    assert [reply["length"] for reply in replies] == [1024] * 32
+    assert transport.device.upload_buffer == b"".join(bytes([i]) * 1024 for i in range(8))
+    # a long request takes as long as a long reply: what waits behind the first one is not resent
+    assert link.stats.retransmits <= 8
+    assert transport.executed <= 5 + 32 + 8
 
 
 @pytest.mark.parametrize(
