@@ -120,3 +120,20 @@ def first_raw_difference(source: SimulatedCapture, frames: int | None = None) ->
         syncs += isinstance(mine, FrameSync)
         entries += isinstance(mine, CaptureRecord) and mine.kind == "FETCH" and mine.address == 0x402
     return None
+
+
+def assert_same_frames(ours: list[np.ndarray], reference: list[np.ndarray]) -> None:
+    """Each frame's event rows equal to the reference's, compared as arrays (as tuples, a run's
+    hundreds of thousands of events cost more to make than the emulator to run); a difference is
+    named by its frame and first differing event."""
+    assert len(ours) == len(reference), (len(ours), len(reference))
+    for number, (mine, theirs) in enumerate(zip(ours, reference, strict=True)):
+        if mine.shape == theirs.shape and np.array_equal(mine, theirs):
+            continue
+        common = min(len(mine), len(theirs))
+        differs = np.flatnonzero((mine[:common] != theirs[:common]).any(axis=1))
+        at = int(differs[0]) if differs.size else common
+        raise AssertionError(
+            f"frame {number}, event {at} of {len(mine)} and {len(theirs)}: "
+            f"{mine[at : at + 1].tolist()} != {theirs[at : at + 1].tolist()}"
+        )

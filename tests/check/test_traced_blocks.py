@@ -4,8 +4,11 @@ of stepping every instruction, on every fixture cart, in both regions."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pytest
+from check_support import assert_same_frames
 from conftest import quick_few
 from fixture_runs import CARTS_DIR
 
@@ -24,10 +27,18 @@ beam (`quick_few`)."""
 FULL = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
 
 
-def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FULL) -> tuple[list, dict, int]:
-    """Events and CPU state after FRAMES frames, and how many fetches came through bulk calls;
-    stepping (not `fast`), the events are kept in the order they were reported."""
-    cart = load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+@cache
+def cart_image(name: str) -> bytes:
+    """A cart assembled once for all its tests (assembling costs as much as a stepped frame)."""
+    return build_cart(SPECS[name])
+
+
+def traced(
+    spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FULL
+) -> tuple[list[np.ndarray], dict, int]:
+    """Each frame's event rows and the CPU state after FRAMES frames, and how many fetches came
+    through bulk calls; stepping (not `fast`), the events are kept in the order they were reported."""
+    cart = load_cartridge(cart_image(spec.name), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     side = EmulatorSide(cart, region=region, kinds=kinds, pictures=False)
     cpu = side.console.cpu
     cpu.trace_blocks = fast
@@ -57,19 +68,23 @@ def traced(spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FUL
             return as_rows(events)
 
         side._take_events = in_call_order  # type: ignore[method-assign]
-    events = [event for _ in range(FRAMES) for event in side.next_frame().events]
-    return events, cpu.state(), bulk[0]
+    frames = [side.next_frame().rows for _ in range(FRAMES)]
+    return frames, cpu.state(), bulk[0]
+
+
+def fetch_count(frames: list[np.ndarray]) -> int:
+    return sum(int(np.count_nonzero(rows[:, 1] == FETCH)) for rows in frames)
 
 
 @pytest.mark.parametrize("region", ["ntsc", "pal"])
 @pytest.mark.parametrize("name", quick_few(SPECS, QUICK_CARTS))
 def test_traced_blocks_give_the_events_of_stepping(name: str, region: str) -> None:
-    events, state, bulk = traced(SPECS[name], region, fast=True)
+    frames, state, bulk = traced(SPECS[name], region, fast=True)
     stepped, stepped_state, none = traced(SPECS[name], region, fast=False)
     assert none == 0
-    assert events == stepped
+    assert_same_frames(frames, stepped)
     assert state == stepped_state
-    fetches = sum(event[1] == FETCH for event in events)
+    fetches = fetch_count(frames)
     assert bulk > fetches // 4, f"only {bulk} of {fetches} fetches came in bulk"
 
 
@@ -77,8 +92,10 @@ def test_traced_blocks_give_the_events_of_stepping(name: str, region: str) -> No
 def test_traced_blocks_without_fetches_in_the_capture_stop_tracing_at_the_reset_fetch(name: str) -> None:
     """Without fetches only the reset and frame markers are traced, up to the reset fetch."""
     kinds = ("MOVX_READ", "MOVX_WRITE", "P1")
-    events, state, _ = traced(SPECS[name], "ntsc", fast=True, kinds=kinds)
-    assert (events, state) == traced(SPECS[name], "ntsc", fast=False, kinds=kinds)[:2]
+    frames, state, _ = traced(SPECS[name], "ntsc", fast=True, kinds=kinds)
+    stepped, stepped_state, _ = traced(SPECS[name], "ntsc", fast=False, kinds=kinds)
+    assert_same_frames(frames, stepped)
+    assert state == stepped_state
 
 
 @pytest.mark.parametrize("name", ["bank_rally", "video_objects", "wait_lines", "wait_inverted"])
@@ -94,9 +111,11 @@ def test_skipped_polling_reads_come_in_bulk_with_the_values_of_stepping(name: st
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Console, "peek_reads", counted)
-        events, state, _ = traced(SPECS[name], "ntsc", fast=True)
+        frames, state, _ = traced(SPECS[name], "ntsc", fast=True)
     assert sum(calls) > 100, f"only {sum(calls)} reads were skipped"
-    assert (events, state) == traced(SPECS[name], "ntsc", fast=False)[:2]
+    stepped, stepped_state, _ = traced(SPECS[name], "ntsc", fast=False)
+    assert_same_frames(frames, stepped)
+    assert state == stepped_state
 
 
 @pytest.mark.parametrize("name", ["cpu_alu", "vdc_regs", "timer_counter"])
@@ -104,6 +123,6 @@ def test_a_blocks_first_fetch_comes_in_its_table_unless_p1_just_changed(name: st
     """After the reset fetch, a block reports its first fetch in its table after it runs
     (`Cpu.trace_first_fetches_after`), not in a call of its own before it; only after a port write
     that changed the slot's P1 bits is it reported first, as that fetch shows the change."""
-    events, _, bulk = traced(SPECS[name], "ntsc", fast=True)
-    fetches = sum(event[1] == FETCH for event in events)
+    frames, _, bulk = traced(SPECS[name], "ntsc", fast=True)
+    fetches = fetch_count(frames)
     assert bulk >= 0.97 * fetches, f"{bulk} of {fetches} fetches came in bulk"
