@@ -87,5 +87,7 @@ $(ARM_DIR)/%.o: %.c $(ARM_GENERATED)
 
 # The sniff decoder, the capture record path (protocol core, frame writer, CRC) and the USB copy run per console
 # access: optimised for speed (-Os spills the decoder's loop state and calls the one-line byte and
-# CRC steps instead of inlining them).
-$(ARM_DIR)/sniff_decode.o $(ARM_DIR)/adapter_core.o $(ARM_DIR)/frame.o $(ARM_DIR)/crc32.o $(ARM_DIR)/usb.o: ARM_CFLAGS += -O2
+# CRC steps instead of inlining them). So do the byte functions (mem.c: -Os spills the words of a
+# copy's turn to the stack).
+$(ARM_DIR)/sniff_decode.o $(ARM_DIR)/adapter_core.o $(ARM_DIR)/frame.o $(ARM_DIR)/crc32.o $(ARM_DIR)/usb.o \
+	$(ARM_DIR)/mem.o: ARM_CFLAGS += -O2

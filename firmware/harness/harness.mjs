@@ -34,7 +34,7 @@ import { UsbBridge } from './lib/usb_bridge.mjs';
 
 const CYCLE_NANOS = 8; // 125 MHz
 const SLICE = 20000; // instructions between looks at the sockets
-const DELIVER_EVERY = 256; // instructions between top-ups of the link's receive side (the UART FIFO is 32 bytes)
+const DELIVER_EVERY = 256; // instructions between top-ups of the link's receive side (the UART FIFO is 32 bytes) and sends of what the chip wrote
 const APP_START = 0x10000100;
 const APP_END = 0x10200000;
 
@@ -133,6 +133,7 @@ function stepPio(count) {
 
 function runSlice() {
   bridge.deliver();
+  bridge.flushToHost();
   const profiling = options['pc-profile'] && plugins.some((p) => p.busy);
   for (let i = 0; i < SLICE; i++) {
     if (core.waiting) {
@@ -143,7 +144,10 @@ function runSlice() {
       if (profiling) pcCycles.set(-1, (pcCycles.get(-1) || 0) + step / CYCLE_NANOS); // asleep (WFI)
       continue;
     }
-    if (i % DELIVER_EVERY === 0) bridge.deliver();
+    if (i % DELIVER_EVERY === 0) {
+      bridge.deliver();
+      bridge.flushToHost();
+    }
     const pc = profiling ? core.PC : 0;
     let spent = core.executeInstruction();
     if (cpuSlowdown !== 1) {
@@ -157,6 +161,7 @@ function runSlice() {
     stepPio(spent);
     for (const plugin of plugins) plugin.afterInstruction(cycles);
   }
+  bridge.flushToHost();
   if (!booted) {
     const pc = core.PC >>> 0;
     if (pc >= APP_START && pc < APP_END) {
@@ -177,22 +182,35 @@ const port = await bridge.listen(Number(options.port));
 const controlPort = await usb.listenControl(0);
 events.emit({ event: 'listening', url: `socket://127.0.0.1:${port}`, control: `socket://127.0.0.1:${controlPort}` });
 
-// Run flat out while the host waits for something; once every request is answered and nothing has
-// moved for a while, give the machine back between slices (the firmware only polls then).
+// Run flat out while the chip boots or the host waits for something; once every request is answered
+// and nothing has moved for a while, run a slice only every IDLE_PAUSE_MS (the firmware only polls
+// then), and at once when the host sends on the link or the control port, or a command comes.
 const IDLE_MS = 200;
+const IDLE_PAUSE_MS = 20;
 let seenIn = 0;
 let seenOut = 0;
 let lastIn = 0;
 let lastOut = 0;
+let idleTimer = null;
 function loop() {
+  idleTimer = null;
   runSlice();
   const now = Date.now();
   if (bridge.bytesIn !== seenIn) [seenIn, lastIn] = [bridge.bytesIn, now];
   if (bridge.bytesOut !== seenOut) [seenOut, lastOut] = [bridge.bytesOut, now];
   const answered = lastOut >= lastIn && !bridge.hostWaiting && !usb.controlWaiting;
-  if (answered && now - Math.max(lastIn, lastOut) > IDLE_MS && !plugins.some((p) => p.busy)) setTimeout(loop, 1);
+  const quiet = answered && now - Math.max(lastIn, lastOut) > IDLE_MS;
+  if (quiet && usb.connected && !plugins.some((p) => p.busy)) idleTimer = setTimeout(loop, IDLE_PAUSE_MS);
   else setImmediate(loop);
 }
+function wake() {
+  if (idleTimer === null) return; // running flat out: the next slice comes anyway
+  clearTimeout(idleTimer);
+  idleTimer = null;
+  setImmediate(loop);
+}
+bridge.onInput = wake;
+usb.onInput = wake;
 // With --commands (not by default: a harness started from a shell must not take its input), commands on
 // stdin, one JSON object a line. {"command": "reset", "cart-table"?, "console"?,
 // "console-slowdown"?, "usb-frame-packets"?} powers the chip off and on again, as a new harness process
@@ -219,6 +237,7 @@ function received(data) {
     }
     resetting = resetting.then(() => command(request));
   }
+  wake();
 }
 if (options.commands) {
   process.stdin.on('data', received);

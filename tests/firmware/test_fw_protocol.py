@@ -296,6 +296,29 @@ def test_every_message_packs_and_unpacks_as_the_python_side(core_test, message, 
             assert answer == expected
 
 
+# The byte functions of firmware/src/core/mem.c (the RP2040 build's memcpy, memmove, memset and memcmp)
+# move aligned words between a byte head and tail: every alignment of either pointer (offsets 0-7) and
+# every length up to 80 bytes (heads, tails, two and a half turns of the word loops) against the C
+# library of the host build.
+MEM_OFFSETS, MEM_LENGTHS = 8, 80
+MEM_FILLS = 5  # memset: 00h, 5Ah, FFh, an int above 255 and -1 (memset stores the value's low byte)
+
+
+def mem_cases(function: str) -> int:
+    lengths = range(MEM_LENGTHS + 1)
+    if function == "memset":
+        return MEM_OFFSETS * len(lengths) * MEM_FILLS
+    if function == "memcmp":  # the first difference at each position, or none
+        return MEM_OFFSETS * MEM_OFFSETS * sum(n + 1 for n in lengths)
+    return MEM_OFFSETS * MEM_OFFSETS * len(lengths)
+
+
+@pytest.mark.parametrize("function", ["memcpy", "memmove", "memset", "memcmp"])
+def test_the_freestanding_byte_functions_do_what_the_c_librarys_do(core_test, function):
+    answer = core_test.ask("memsweep", function, MEM_OFFSETS, MEM_LENGTHS)
+    assert answer == f"CASES {mem_cases(function)} MISMATCHES 0"
+
+
 GENERATOR_INPUTS = [
     "hilbridge/link/messages.tsv",
     "hilbridge/link/codes.tsv",

@@ -25,6 +25,21 @@ function parseTable(data) {
   return { latchRule, states, fetch, read };
 }
 
+/** The GPIO objects of these pin symbols, looked up once (the plugins run after every instruction). */
+function gpiosOf(mcu, pins, symbols) {
+  return symbols.map((symbol) => mcu.gpio[pins[symbol]]);
+}
+
+/** The level a pin shows on the bus: the adapter's output where it drives, else the pull-up. */
+function driven(pin) {
+  return pin.outputEnable ? pin.outputValue : true;
+}
+
+/** Put a level on a pin from outside the chip, if it is not there already. */
+function setLevel(pin, level) {
+  if (pin.rawInputValue !== level) pin.setInputValue(level);
+}
+
 class Cartridge {
   constructor(mcu, pins, table) {
     this.mcu = mcu;
@@ -35,32 +50,33 @@ class Cartridge {
     this.busy = false;
     this.fetches = 0;
     this.dirty = true;
+    this.address = gpiosOf(mcu, pins, ADDRESS);
+    this.data = gpiosOf(mcu, pins, DATA);
+    this.gpio = Object.fromEntries(WATCHED.map((symbol) => [symbol, mcu.gpio[pins[symbol]]]));
     for (const symbol of WATCHED) mcu.gpio[pins[symbol]].addListener(() => (this.dirty = true));
   }
   level(symbol) {
-    const pin = this.mcu.gpio[this.pins[symbol]];
-    return pin.outputEnable ? pin.outputValue : true;
+    return driven(this.gpio[symbol]);
   }
-  bits(symbols) {
+  bits(gpios) {
     let value = 0;
-    symbols.forEach((symbol, bit) => {
-      if (this.level(symbol)) value |= 1 << bit;
-    });
+    for (let bit = 0; bit < gpios.length; bit++) {
+      if (driven(gpios[bit])) value |= 1 << bit;
+    }
     return value;
   }
   drive(value) {
-    DATA.forEach((symbol, bit) => {
-      const pin = this.mcu.gpio[this.pins[symbol]];
-      const level = !!(value & (1 << bit));
-      if (pin.rawInputValue !== level) pin.setInputValue(level);
-    });
+    const data = this.data;
+    for (let bit = 0; bit < data.length; bit++) {
+      setLevel(data[bit], !!(value & (1 << bit)));
+    }
   }
   update() {
     if (!this.level('DUMP')) {
       this.wasWriting = false;
       return;
     }
-    const address = this.bits(ADDRESS);
+    const address = this.bits(this.address);
     const p1 = 0xec | (this.level('P10') ? 1 : 0) | (this.level('P11') ? 2 : 0) | (this.level('P14') ? 0x10 : 0);
     const writing = !this.level('WR_N');
     if (this.wasWriting && !writing) this.written(address, p1);
@@ -76,7 +92,7 @@ class Cartridge {
     }
   }
   written(address, p1) {
-    if (this.table.latchRule === 1 && address & 0x80 && !(p1 & 0x10)) this.latch = this.bits(DATA);
+    if (this.table.latchRule === 1 && address & 0x80 && !(p1 & 0x10)) this.latch = this.bits(this.data);
   }
   /** Lines change one SIO or PIO write at a time; the cartridge answers before the next instruction. */
   afterInstruction() {
@@ -129,6 +145,9 @@ class Console {
         p1: trace[at + 8],
       });
     }
+    this.gpio = Object.fromEntries(Object.entries(pins).map(([symbol, gpio]) => [symbol, mcu.gpio[gpio]]));
+    this.address = gpiosOf(mcu, pins, ADDRESS);
+    this.data = gpiosOf(mcu, pins, DATA);
     const sniff = engineOf('sniff');
     const serve = engineOf('serve');
     this.sniff = mcu.pio[sniff.pio].machines[sniff.sm];
@@ -145,34 +164,32 @@ class Console {
     return this.playing;
   }
   set(symbol, level) {
-    const pin = this.mcu.gpio[this.pins[symbol]];
-    if (pin.rawInputValue !== level) pin.setInputValue(level);
+    setLevel(this.gpio[symbol], level);
   }
-  setBits(symbols, value) {
-    symbols.forEach((symbol, bit) => this.set(symbol, !!(value & (1 << bit))));
+  setBits(gpios, value) {
+    for (let bit = 0; bit < gpios.length; bit++) setLevel(gpios[bit], !!(value & (1 << bit)));
   }
   idleLines() {
     this.set('PSEN_N', true);
     this.set('WR_N', true);
     this.set('E', false);
-    this.setBits(DATA, 0xff);
+    this.setBits(this.data, 0xff);
   }
   /** While the firmware serves: the byte it drives at the end of the /PSEN window, through an
    * enabled data buffer (DOUT_OE_N low), must be the trace's. */
   check(access) {
     this.fetches++;
-    const oe = this.mcu.gpio[this.pins.DOUT_OE_N];
+    const oe = this.gpio.DOUT_OE_N;
     const bufferOn = oe.outputEnable && !oe.outputValue;
     let value = 0;
-    let driven = true;
-    DATA.forEach((symbol, bit) => {
-      const pin = this.mcu.gpio[this.pins[symbol]];
-      if (!pin.outputEnable) driven = false;
+    let allDriven = true;
+    this.data.forEach((pin, bit) => {
+      if (!pin.outputEnable) allDriven = false;
       if (pin.outputValue) value |= 1 << bit;
     });
-    if (!bufferOn || !driven || value !== access.value) {
+    if (!bufferOn || !allDriven || value !== access.value) {
       if (this.wrong.length < 1000) {
-        this.wrong.push({ address: access.address, p1: access.p1, expected: access.value, got: driven ? value : null, bufferOn });
+        this.wrong.push({ address: access.address, p1: access.p1, expected: access.value, got: allDriven ? value : null, bufferOn });
       }
     }
   }
@@ -188,19 +205,19 @@ class Console {
     const start = this.origin + this.slot * this.machineCycle;
     return [
       [start, () => {
-        this.setBits(ADDRESS, access.kind === 0 ? access.address : access.address & 0xff);
+        this.setBits(this.address, access.kind === 0 ? access.address : access.address & 0xff);
         this.set('P10', !!(access.p1 & 1));
         this.set('P11', !!(access.p1 & 2));
         this.set('P14', !!(access.p1 & 0x10));
       }],
       [start + STROBE_START * this.machineCycle, () => {
-        if (!this.verifying || access.kind === 2) this.setBits(DATA, access.value);
+        if (!this.verifying || access.kind === 2) this.setBits(this.data, access.value);
         this.set(STROBE_PIN[access.kind], STROBE_ACTIVE[access.kind]);
       }],
       [start + STROBE_END[access.kind] * this.machineCycle, () => {
         if (this.verifying && access.kind === 0) this.check(access);
         this.set(STROBE_PIN[access.kind], !STROBE_ACTIVE[access.kind]);
-        this.setBits(DATA, 0xff);
+        this.setBits(this.data, 0xff);
         this.played++;
       }],
     ];
@@ -208,7 +225,7 @@ class Console {
   afterInstruction(cycles) {
     // The console side is cut off while the firmware dumps (DUMP high; the dump engine may even run
     // in the sniff's state machine): the console neither starts nor drives anything then.
-    const dump = this.mcu.gpio[this.pins.DUMP];
+    const dump = this.gpio.DUMP;
     if (dump.outputEnable && dump.outputValue) {
       this.wasSniffing = this.wasServing = true;
       if (this.playing) {

@@ -71,13 +71,21 @@ export class ByteQueue {
   }
 }
 
-/** A device's byte stream on a TCP port: the host's bytes queued for `takeFromHost`, the device's sent. */
+/** A device's byte stream on a TCP port: the host's bytes queued for `takeFromHost`, the device's
+ * collected by `toHost` and sent together by `flushToHost` (the simulation loop calls it every few
+ * hundred instructions: a UART hands over one byte at a time, and a socket write per byte cost more
+ * than the firmware's work for it). `onInput` is called when the client sends. */
 export class SocketBridge {
   constructor() {
     this.fromHost = new ByteQueue();
+    this.toHostChunks = [];
     this.bytesIn = 0;
     this.bytesOut = 0;
-    this.port = new OneClientServer((bytes, first) => this.received(bytes, first));
+    this.onInput = () => {};
+    this.port = new OneClientServer((bytes, first) => {
+      this.received(bytes, first);
+      this.onInput();
+    });
   }
 
   /** The client's bytes (a subclass may look at them first). */
@@ -97,7 +105,15 @@ export class SocketBridge {
 
   toHost(bytes) {
     this.bytesOut += bytes.length;
-    this.port.write(bytes);
+    this.toHostChunks.push(bytes);
+  }
+
+  /** Send what the device has written since the last call, in one write. */
+  flushToHost() {
+    const chunks = this.toHostChunks;
+    if (!chunks.length) return;
+    this.toHostChunks = [];
+    this.port.write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   }
 
   listen(port) {

@@ -78,5 +78,6 @@ export class UsbBridge extends SocketBridge {
         this.controlPort.write(JSON.stringify(reply) + '\n');
       });
     }
+    this.onInput();
   }
 }

@@ -15,6 +15,12 @@
  *   unpack ID DIR PAYLOAD         OK V,V,.. TAIL | SHORT | LONG
  *   cart NAME IMAGE               load a cartridge; then fetch A P1 | read A P1 P2 | write A V P1 |
  *                                 bank P1 | view P1
+ *   memsweep FUNCTION OFFSETS LENGTHS  the core's memcpy, memmove, memset or memcmp (mem.c, which the
+ *                                 RP2040 build links as the C library's) against this C library's, for
+ *                                 every destination and source offset below OFFSETS and every length up
+ *                                 to LENGTHS (memset: five fill values; memcmp: the first difference at
+ *                                 every position, or none): CASES n MISMATCHES m, then the first one's
+ *                                 offsets, length and value
  * (hex strings may be "-" for no bytes; numbers are decimal) */
 #define _DEFAULT_SOURCE
 #define _XOPEN_SOURCE 700
@@ -24,6 +30,7 @@
 #include <string.h>
 
 #include "cart.h"
+#include "core_mem.h"
 #include "crc32.h"
 #include "frame.h"
 #include "protocol_codec_gen.h"
@@ -193,6 +200,76 @@ static void load_cart(const char *name, const char *image_hex)
     puts("OK");
 }
 
+#define SWEEP_ROOM 512
+static _Alignas(8) unsigned char ours[SWEEP_ROOM], theirs[SWEEP_ROOM], source[SWEEP_ROOM], other[SWEEP_ROOM];
+static const int sweep_fills[] = {0x00, 0x5a, 0xff, 0x1a5, -1};
+#define SWEEP_FILLS (sizeof sweep_fills / sizeof sweep_fills[0])
+
+static int sign(int value)
+{
+    return (value > 0) - (value < 0);
+}
+
+static void sweep_patterns(void)
+{
+    for (unsigned i = 0; i < SWEEP_ROOM; i++) {
+        ours[i] = theirs[i] = (unsigned char)(i * 37u + 11u);
+        source[i] = (unsigned char)(i * 91u + 5u);
+    }
+}
+
+/* One case of memsweep: whether the core's function did what the C library's does. `value` is the
+ * fill (memset) or the position of the first difference (memcmp). */
+static int sweep_case(const char *function, unsigned to, unsigned from, unsigned n, int value)
+{
+    sweep_patterns();
+    void *returned;
+    if (strcmp(function, "memcpy") == 0) {
+        returned = core_memcpy(ours + to, source + from, n);
+        memcpy(theirs + to, source + from, n);
+    } else if (strcmp(function, "memmove") == 0) {
+        returned = core_memmove(ours + to, ours + from, n);
+        memmove(theirs + to, theirs + from, n);
+    } else if (strcmp(function, "memset") == 0) {
+        returned = core_memset(ours + to, value, n);
+        memset(theirs + to, value, n);
+    } else {
+        memcpy(other + from, ours + to, n);
+        if ((unsigned)value < n) other[from + (unsigned)value] ^= (unsigned char)(1u << (value % 8));
+        const unsigned char *a = ours + to, *b = other + from;
+        return sign(core_memcmp(a, b, n)) == sign(memcmp(a, b, n)) &&
+               sign(core_memcmp(b, a, n)) == sign(memcmp(b, a, n));
+    }
+    return returned == ours + to && memcmp(ours, theirs, SWEEP_ROOM) == 0;
+}
+
+static void mem_sweep(const char *function, unsigned offsets, unsigned lengths)
+{
+    const int known = strcmp(function, "memcpy") == 0 || strcmp(function, "memmove") == 0 ||
+                      strcmp(function, "memset") == 0 || strcmp(function, "memcmp") == 0;
+    if (!known || offsets + lengths > SWEEP_ROOM) {
+        puts("BAD");
+        return;
+    }
+    const int fills = strcmp(function, "memset") == 0, differences = strcmp(function, "memcmp") == 0;
+    unsigned long cases = 0, mismatches = 0;
+    char first[96] = "";
+    for (unsigned to = 0; to < offsets; to++) {
+        for (unsigned from = 0; from < (fills ? 1u : offsets); from++) {
+            for (unsigned n = 0; n <= lengths; n++) {
+                const unsigned values = fills ? SWEEP_FILLS : differences ? n + 1 : 1;
+                for (unsigned v = 0; v < values; v++) {
+                    const int value = fills ? sweep_fills[v] : (int)v;
+                    cases++;
+                    if (sweep_case(function, to, from, n, value)) continue;
+                    if (!mismatches++) snprintf(first, sizeof first, " FIRST %u %u %u %d", to, from, n, value);
+                }
+            }
+        }
+    }
+    printf("CASES %lu MISMATCHES %lu%s\n", cases, mismatches, first);
+}
+
 int main(void)
 {
     char *line = NULL;
@@ -215,6 +292,7 @@ int main(void)
         else if (strcmp(command, "pack") == 0 && c) pack(x, y, c, d);
         else if (strcmp(command, "unpack") == 0) unpack(x, y, c);
         else if (strcmp(command, "cart") == 0) load_cart(a ? a : "", b);
+        else if (strcmp(command, "memsweep") == 0) mem_sweep(a ? a : "", y, z);
         else if (current.type == NULL) puts("NO CART");
         else if (strcmp(command, "fetch") == 0) printf("%u\n", cart_fetch(&current, (uint16_t)x, (uint8_t)y));
         else if (strcmp(command, "read") == 0) printf("%u\n", cart_movx_read(&current, (uint16_t)x, (uint8_t)y, (uint8_t)z));
