@@ -12,7 +12,7 @@ from pathlib import Path
 import hypothesis.strategies as st
 import pytest
 from hypothesis import example, given, settings
-from machine_doubles import built_cart
+from machine_doubles import built_cart, shared_default_bios
 
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import load_cartridge
@@ -37,7 +37,10 @@ class FullDecodeConsole(Console):
 
 def consoles(mapper: str) -> tuple[Console, Console]:
     image = bytes(range(256)) * (CARTS[mapper] // 256)
-    return Console(load_cartridge(image, mapper)), FullDecodeConsole(load_cartridge(image, mapper))
+    bios = shared_default_bios()
+    return Console(load_cartridge(image, mapper), bios), FullDecodeConsole(
+        load_cartridge(image, mapper), bios
+    )
 
 
 # P1 values: the decode bits (P13 VDC, P14 RAM, P16 external RD/WR) biased to the one-chip
