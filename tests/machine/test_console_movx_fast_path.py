@@ -12,6 +12,7 @@ from pathlib import Path
 import hypothesis.strategies as st
 import pytest
 from hypothesis import example, given, settings
+from machine_doubles import built_cart, shared_default_bios
 
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import load_cartridge
@@ -19,7 +20,7 @@ from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.timing import NTSC
 from hilbridge.machine.vdc import CONTROL, CONTROL_DISPLAY, CONTROL_GRID, SHIFT_REGISTERS, Vdc, register_map
-from hilbridge.oracle.carts import build_cart, load_manifest
+from hilbridge.oracle.carts import load_manifest
 
 P1_VDC_DISABLE, P1_RAM_DISABLE, P1_EXTERNAL_DISABLE = 0x08, 0x10, 0x40
 # mappers: one with neither, one whose slot drives reads (data ROM), one with a latch on writes
@@ -36,7 +37,10 @@ class FullDecodeConsole(Console):
 
 def consoles(mapper: str) -> tuple[Console, Console]:
     image = bytes(range(256)) * (CARTS[mapper] // 256)
-    return Console(load_cartridge(image, mapper)), FullDecodeConsole(load_cartridge(image, mapper))
+    bios = shared_default_bios()
+    return Console(load_cartridge(image, mapper), bios), FullDecodeConsole(
+        load_cartridge(image, mapper), bios
+    )
 
 
 # P1 values: the decode bits (P13 VDC, P14 RAM, P16 external RD/WR) biased to the one-chip
@@ -188,7 +192,7 @@ def test_every_p1_listener_and_state_change_selects_the_fast_path_again(mapper, 
 @pytest.mark.parametrize("name", ["vdc_regs", "cpu_alu", "xram", "video_midframe"])
 def test_running_carts_draw_and_end_alike_with_and_without_the_fast_paths(name) -> None:
     [spec] = [spec for spec in load_manifest(FIXTURE_CARTS) if spec.name == name]
-    image = build_cart(spec)
+    image = built_cart(spec)
     fast = Console(load_cartridge(image, spec.slot))
     full = FullDecodeConsole(load_cartridge(image, spec.slot))
     for _ in range(8):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import PeriodicT1Edges, ScriptedVdc
+from machine_doubles import PeriodicT1Edges, ScriptedVdc, built_cart, shared_default_bios
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
@@ -64,7 +64,7 @@ READ_T = bytes([0x42, 0x90])  # MOV A,T; MOVX @R0,A
 
 def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     vdc = ScriptedVdc(t1_period=23, t1_high=4)
-    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc)
     records: list = []
     console.add_bus_listener(records.append)
     if fold_every_step:
@@ -113,11 +113,11 @@ def test_counter_folded_rarely_equals_folded_every_instruction(body):
 
 @pytest.mark.slow
 def test_counter_cart_records_equal_with_beam_and_sampled_edges():
-    from hilbridge.oracle.carts import build_cart, load_manifest
+    from hilbridge.oracle.carts import load_manifest
 
     carts = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
     spec = next(spec for spec in load_manifest(carts) if spec.name == "timer_counter")
-    image = build_cart(spec)
+    image = built_cart(spec)
     traces = []
     for sampled in (False, True):
         console = Console(load_cartridge(image, spec.slot), region="pal", vdc=Vdc(REGIONS["pal"], draw=False))

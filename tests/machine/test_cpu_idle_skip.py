@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
+from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart, built_cart, shared_default_bios
 
 from hilbridge.machine import idle
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.oracle.carts import build_cart, load_manifest
+from hilbridge.oracle.carts import load_manifest
 
 VBLS = tuple(range(5000, 60000, 5983))
 
@@ -69,7 +69,7 @@ irq:    sel rb1
 
 def run(source: str, skip: bool, frames: int = 8, hstatus_period: int = 0):
     vdc = ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4, hstatus_period=hstatus_period)
-    console = Console(load_cartridge(assemble_cart(source), "o2_rom"), vdc=vdc)
+    console = Console(load_cartridge(assemble_cart(source), "o2_rom"), shared_default_bios(), vdc=vdc)
     console.cpu.skip_idle = skip
     records: list = []
     console.add_bus_listener(records.append)
@@ -382,7 +382,7 @@ def test_skipping_equals_stepping_on_every_fixture_cart(name: str, region: str) 
     spec = FIXTURE_CARTS[name]
     runs = []
     for skip in (True, False):
-        console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+        console = Console(load_cartridge(built_cart(spec), spec.slot), region=region)
         console.cpu.skip_idle = skip
         records: list = []
         console.add_bus_listener(records.append)

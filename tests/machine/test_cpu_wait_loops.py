@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import quick_few
+from machine_doubles import built_cart
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
-from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
+from hilbridge.oracle.carts import CartSpec, load_manifest
 
 WAIT_LOOPS = Path(__file__).resolve().parents[2] / "fixtures" / "carts" / "wait_loops"
 SPECS: dict[str, CartSpec] = {spec.name: spec for spec in load_manifest(WAIT_LOOPS)}
@@ -37,7 +38,7 @@ def count_skipped_cycles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def run(spec: CartSpec, region: str, skip: bool, monkeypatch: pytest.MonkeyPatch):
-    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console = Console(load_cartridge(built_cart(spec), spec.slot), region=region)
     console.cpu.skip_idle = skip
     skipped = count_skipped_cycles(monkeypatch)
     records: list = []
@@ -71,7 +72,7 @@ def test_skipping_while_tracing_fetches_reports_every_skipped_fetch(name: str, r
     reads: merged by cycle (accesses before fetches at one cycle), those of stepping."""
     runs = []
     for skip in (True, False):
-        console = Console(load_cartridge(build_cart(SPECS[name]), "o2_rom"), region=region)
+        console = Console(load_cartridge(built_cart(SPECS[name]), "o2_rom"), region=region)
         console.cpu.skip_idle = skip
         console.cpu.skip_traced = True
         console.cpu.trace_blocks = skip
@@ -89,7 +90,7 @@ def run_frames(spec: CartSpec, region: str, skip: bool, listen: str):
     """Per frame: CPU state, VDC state and picture; and the reads seen. `listen`: "none" (the CPU
     peeks only the last skipped read), "bulk" (skipped reads valued in one call, as the check and
     the simulated capture take them) or "each" (a bus listener)."""
-    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console = Console(load_cartridge(built_cart(spec), spec.slot), region=region)
     console.cpu.skip_idle = skip
     records: list = []
     if listen == "each":
@@ -128,7 +129,7 @@ def test_skipping_without_a_listener_or_in_bulk_equals_stepping(name: str, regio
 
 def skipped_share(spec: CartSpec, region: str, frames: int, last: int, monkeypatch: pytest.MonkeyPatch):
     """The share of the cycles of the last `last` of `frames` frames that idle skipping jumped."""
-    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console = Console(load_cartridge(built_cart(spec), spec.slot), region=region)
     skipped = count_skipped_cycles(monkeypatch)
     for frame in range(frames - last):
         spec.inputs.apply(console, frame)

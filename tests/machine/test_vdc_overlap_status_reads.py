@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from machine_doubles import built_cart
 from test_vdc_status_reads import per_read, trace_with_quiet_fetch_hooks, twin_of
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
-from hilbridge.oracle.carts import build_cart, load_manifest
+from hilbridge.oracle.carts import load_manifest
 
 REGIONS = [NTSC, PAL]
 STATUS = 0xA1
@@ -146,7 +147,7 @@ def cart_console(name: str, region: Region) -> Console:
     specs = {spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)}
     spec = specs[name]
     return Console(
-        load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
+        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
     )
 
 

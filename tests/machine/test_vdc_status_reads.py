@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from machine_doubles import built_cart
 
 import hilbridge.machine.vdc as vdc_module
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
-from hilbridge.oracle.carts import build_cart, load_manifest
+from hilbridge.oracle.carts import load_manifest
 
 REGIONS = [NTSC, PAL]
 STATUS = 0xA1
@@ -75,7 +76,7 @@ def test_bulk_status_reads_equal_the_per_read_path_in_the_skips_of_a_running_car
     specs = {spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)}
     spec = specs[cart]
     console = Console(
-        load_cartridge(build_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
+        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
     )
     skipped = []
     vdc = console.vdc

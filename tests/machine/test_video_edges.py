@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from machine_doubles import built_cart
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.oracle.carts import build_cart, load_manifest
+from hilbridge.oracle.carts import load_manifest
 
 CARTS = Path(__file__).resolve().parents[2] / "fixtures" / "carts"
 OBJECT, GRID = 9, 2  # palette indices: light red objects, green grid
@@ -55,7 +56,7 @@ def runs(row: np.ndarray, colour: int) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("region", ["ntsc", "pal"])
 def test_every_object_is_next_to_its_grid_element_without_covering_it(region):
     spec = next(spec for spec in load_manifest(CARTS) if spec.name == "video_edges")
-    console = Console(load_cartridge(build_cart(spec), spec.slot), region=region)
+    console = Console(load_cartridge(built_cart(spec), spec.slot), region=region)
     table = scenes()
     assert len(table) == 32
     for number, (kind, x, mode, register) in enumerate(table):
