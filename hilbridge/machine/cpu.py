@@ -706,15 +706,19 @@ class Cpu:
         key = (self.blocks[pc][0], self.rb, self.psw & 7)  # type: ignore[index]
         variant = self.variants.get(key, 0)
         if isinstance(variant, int):
-            if variant + 1 < self.block_hot:
-                self.variants[key] = variant + 1
+            found = None
+            if variant + 1 >= self.block_hot:
+                if len(self.variants) >= VARIANTS_KEPT:
+                    self.variants.clear()
+                found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+            if found is None:
+                # Not hot yet; or no block here with A11 guessed as it is now (a SEL MB since the
+                # block was compiled can shorten it to one instruction): counted again from 0.
+                self.variants[key] = variant + 1 if variant + 1 < self.block_hot else 0
                 opcode = self.prog[pc]
                 end = cycle + CYCLES[opcode]
                 return self.handlers[opcode](NEXT_PC[pc], end) | (CYCLES[opcode] << CYCLE_SHIFT)
-            if len(self.variants) >= VARIANTS_KEPT:
-                self.variants.clear()
-            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
-            variant = self.variants[key] = self._block_function(pc, found.source)  # type: ignore[union-attr]
+            variant = self.variants[key] = self._block_function(pc, found.source)
         return variant(cycle, passes)
 
     def _block_function(self, pc: int, source: str) -> Callable[[int], int]:

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import pytest
 from fixture_runs import SPECS, cart_image
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart, shared_default_bios, step_all
 
@@ -215,6 +215,14 @@ ROUTINE_BODIES = (
     setup=st.sampled_from(SETUPS),
     targets=st.lists(st.integers(1, 6000), max_size=3).map(sorted),
     irq_at=st.lists(st.integers(0, 6000), max_size=4).map(lambda cycles: tuple(sorted(cycles))),
+)
+@example(
+    body1=["call sub2"],
+    between=[],
+    body2=["inc r3", "sel mb1", "jt1 sub1"],
+    setup="strt t",
+    targets=[],
+    irq_at=(),
 )
 def test_blocks_ending_at_jumps_calls_and_returns_equal_stepping(
     body1, between, body2, setup, targets, irq_at
