@@ -181,6 +181,15 @@ def test_a_user_board_file_is_loaded_and_checked(tmp_path):
         load_board(path)
 
 
+def test_equal_boards_are_checked_and_compiled_once():
+    """Setups for two and for three players carry equal boards (their homeland lists share strings
+    with the setup differently): the first game compiles the board, the second reuses it."""
+    ruleset = ConquestRuleset()
+    two = ruleset.initial_state(ruleset.default_setup(["ann", "bob"]), 0)
+    three = ruleset.initial_state(ruleset.default_setup(["ann", "bob", "cy"]), 0)
+    assert three["board"] is two["board"]
+
+
 def test_a_game_keeps_its_board_when_the_board_file_changes(tmp_path):
     board = default_board()
     board["zones"][0]["countries"][0]["value"] = 9  # Canada

@@ -32,6 +32,7 @@ HOMELAND_ATTACK_PBU_PER_VALUE = 1000  # C-19.B: "Full PBU board value x 1000"
 PBU_PER_SPACE = 1000  # C-20.C: every 1000 PBU in chips advances one space
 ROUNDING_STEP = 500  # C-20.C, C-21.G: rounded off to the nearest 500
 ENERGY_PER_SPACE = 100  # C-21.C: POWER BASE RECORD x 100 (illustration V: 55 x 100)
+BOARD_KEY_FORMAT = 2  # marshal format of the board cache keys (`_compiled_board`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +224,11 @@ class ConquestRuleset(Ruleset):
         """Validate and compile a board once per board content (playouts start from many setups that
         carry equal boards). The key is the board's marshal bytes, not ==, because marshal tells apart
         what == does not (True from 1, a tuple from a list): a board the check would refuse never
-        matches one it passed. A board marshal cannot write is checked every time."""
+        matches one it passed. Format 2 writes every object in full; later formats flag each object
+        that is also referenced elsewhere (for back references), so equal boards gave different keys.
+        A board marshal cannot write is checked every time."""
         try:
-            key = marshal.dumps(board_data)
+            key = marshal.dumps(board_data, BOARD_KEY_FORMAT)
         except ValueError:
             key = None
         cached = None if key is None else self._board_cache.get(key)
