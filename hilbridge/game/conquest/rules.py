@@ -819,21 +819,25 @@ class ConquestRuleset(Ruleset):
         return describe_state(view)
 
     def check_invariants(self, before: State, action: Action | None, after: State) -> None:
-        total = after["options"]["starting_chips"] * len(after["players"]) + after["options"]["bank_chips"]
-        assert sum(after["chips"].values()) + after["bank"] == total, "PBU chips not conserved"
-        assert after["bank"] >= 0 and all(c >= 0 for c in after["chips"].values()), "negative chips"
-        if after["options"]["record_floor_zero"]:
-            assert all(r >= 0 for r in after["record"].values()), "negative POWER BASE RECORD"
-        for country, owner in after["owner"].items():
-            assert owner is None or owner in after["active"], f"{country} held by an eliminated player"
-            assert owner is None or country not in after["ally_of"], f"{country} occupied and allied"
-        assert all(p in after["active"] for p in after["ally_of"].values()), "allied to an eliminated player"
+        """Conservation of chips and who may hold what; whole-board checks are set operations, and a
+        failing one names its first offending country in board order."""
+        options, chips, owner, ally_of = after["options"], after["chips"], after["owner"], after["ally_of"]
+        active = set(after["active"])
+        total = options["starting_chips"] * len(after["players"]) + options["bank_chips"]
+        assert sum(chips.values()) + after["bank"] == total, "PBU chips not conserved"
+        assert after["bank"] >= 0 and min(chips.values(), default=0) >= 0, "negative chips"
+        if options["record_floor_zero"]:
+            assert min(after["record"].values(), default=0) >= 0, "negative POWER BASE RECORD"
+        gone = set(owner.values()) - active - {None}
+        assert not gone, f"{next(c for c, p in owner.items() if p in gone)} held by an eliminated player"
+        assert set(map(owner.get, ally_of)) <= {None}, (
+            f"{next(c for c, p in owner.items() if p is not None and c in ally_of)} occupied and allied"
+        )
+        assert active.issuperset(ally_of.values()), "allied to an eliminated player"
         for player in after["active"]:
-            assert after["owner"][after["homeland"][player]] == player, (
-                f"{player} lost the HOMELAND but plays on"
-            )
-        for player in set(after["players"]) - set(after["active"]):
-            assert after["chips"][player] == 0, f"eliminated {player} still has chips"
+            assert owner[after["homeland"][player]] == player, f"{player} lost the HOMELAND but plays on"
+        for player in set(after["players"]) - active:
+            assert chips[player] == 0, f"eliminated {player} still has chips"
         if after["ladder"] and after["ladder"]["duel"]:
             assert all(units >= 0 for units in after["ladder"]["duel"]["energy"].values()), "negative energy"
         if action is not None and action.kind in ("occupy", "ally", "attack", "attack_homeland"):
