@@ -119,8 +119,10 @@ class SupremacyBase(Ruleset):
 
     def _occupant(self, state: State, zone: str) -> str | None:
         """The player holding a territory or light sea (at most one); None when vacant."""
-        holders = [p for p, force in state["units"].get(zone, {}).items() if force[ARMY] or force[NAVY]]
-        return holders[0] if holders else None
+        for player, force in state["units"].get(zone, {}).items():
+            if force[ARMY] or force[NAVY]:
+                return player
+        return None
 
     def _force(self, state: State, zone: str, player: str) -> list[int]:
         return state["units"].get(zone, {}).get(player, [0, 0])
@@ -175,7 +177,8 @@ class SupremacyBase(Ruleset):
         return state["options"]["supply_cap" if item in RESOURCES else "weapon_cap"]
 
     def _can_spend(self, state: State, player: str, costs: Mapping[str, int]) -> bool:
-        return all(state["supplies"][player][item] >= n for item, n in costs.items())
+        stock = state["supplies"][player]
+        return all(stock[item] >= n for item, n in costs.items())
 
     def _home_held(self, state: State, player: str) -> list[str]:
         """S-10.victory, SUP-A13: home territories neither nuked nor occupied by another player."""
