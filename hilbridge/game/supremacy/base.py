@@ -98,7 +98,9 @@ def _clone(state: State) -> State:
 
 def _amounts(available: int) -> list[int]:
     """The unit counts offered as legal moves: one, and all of them."""
-    return sorted({1, available}) if available >= 1 else []
+    if available < 1:
+        return []
+    return [1] if available == 1 else [1, available]
 
 
 def _illegal(message: str) -> IllegalAction:
