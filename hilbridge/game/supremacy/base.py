@@ -80,16 +80,24 @@ def _clone(state: State) -> State:
     """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`).
 
     The copy starts shallow (every key in its place, the "share" keys done); the "flat" keys are
-    then copied in one C-level pass, and the keys copied deep go through one marshal round trip
-    together (one call per move, not one per key; states are plain JSON, which marshal copies
-    exactly and faster than pickle). `events` is not copied at all: the new state starts with none."""
+    then copied in one C-level pass, and the keys copied deep that hold something go through one
+    marshal round trip together (one call per move, not one per key; states are plain JSON, which
+    marshal copies exactly and faster than pickle). Most moves leave those keys None or empty: an
+    empty list or dict gets a new empty one, and no round trip is made when nothing is left. `events`
+    is not copied at all: the new state starts with none."""
     flat, flat_values, deep_keys = _clone_plan(tuple(state))
     copy = state.copy()
     copy.update(zip(flat, map(_copy_of, flat_values(state)), strict=True))
     supplies = state.get("supplies")
     if supplies is not None:
         copy["supplies"] = {inner: level.copy() for inner, level in supplies.items()}
-    deep = {key: state[key] for key in deep_keys if state[key] is not None}
+    deep = {}
+    for key in deep_keys:
+        value = state[key]
+        if value:
+            deep[key] = value
+        elif type(value) in (list, dict):
+            copy[key] = value.copy()
     if deep:
         copy.update(marshal.loads(marshal.dumps(deep)))
     copy["events"] = []
