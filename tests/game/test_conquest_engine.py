@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hilbridge.game import Game, SaveFileError, get_ruleset
+from hilbridge.game import Action, Game, SaveFileError, get_ruleset
 from hilbridge.game.conformance import (
     check_json_state,
     check_save_load_continue,
@@ -62,6 +62,56 @@ def test_random_playouts_end_with_invariants_holding():
         finished += 1
         assert result.state["winners"], f"seed {seed} ended without a winner"
     assert finished == PLAYOUTS
+
+
+def _start_with_p2_in_poland() -> dict:
+    """A three-player start (p0 United States, p1 Soviet Union, p2 West Germany) where p2 also holds
+    Poland, on the Soviet Union's border."""
+    state = R.initial_state(R.default_setup(["p0", "p1", "p2"]), 0)
+    state["owner"]["Poland"] = "p2"
+    return state
+
+
+def _move_chips(state: dict, player: str, chips: int) -> None:
+    """Give `player` this many chips, the bank paying the difference (chips stay conserved)."""
+    state["bank"] -= chips - state["chips"][player]
+    state["chips"][player] = chips
+
+
+def _eliminate_p2(state: dict) -> None:
+    state["active"].remove("p2")
+    state["owner"]["West Germany"] = state["owner"]["Poland"] = None
+
+
+def _duel_with_negative_energy(state: dict) -> None:
+    duel = {"attacker": "p0", "defender": "p1", "banned": {}, "weapons": {}, "number": 1}
+    state["ladder"] = {"holder": "p0", "waiting": [], "duel": {**duel, "energy": {"p0": -100, "p1": 0}}}
+
+
+@pytest.mark.parametrize(
+    ("change", "action", "problem"),
+    [
+        (lambda s: s["chips"].update(p0=s["chips"]["p0"] + 1), None, "PBU chips not conserved"),
+        (lambda s: _move_chips(s, "p1", -1), None, "negative chips"),
+        (lambda s: _move_chips(s, "p1", s["bank"] + s["chips"]["p1"] + 500), None, "negative chips"),
+        (lambda s: s["record"].update(p2=-1), None, "negative POWER BASE RECORD"),
+        (lambda s: s["owner"].update(Peru="p3"), None, "Peru held by an eliminated player"),
+        (lambda s: s["ally_of"].update(Poland="p1"), None, "Poland occupied and allied"),
+        (lambda s: s["ally_of"].update(Peru="p3"), None, "allied to an eliminated player"),
+        (lambda s: s["owner"].update({"United States": "p1"}), None, "p0 lost the HOMELAND but plays on"),
+        (_eliminate_p2, None, "eliminated p2 still has chips"),
+        (_duel_with_negative_energy, None, "negative energy"),
+        (lambda s: None, Action("occupy", "p0", {"country": "Peru"}), "Peru does not border p0"),
+        (lambda s: None, Action("attack_homeland", "p2", {"country": "Soviet Union"}), "before its siege"),
+    ],
+)
+def test_check_invariants_names_each_broken_law(change, action, problem):
+    before = _start_with_p2_in_poland()
+    R.check_invariants(before, None, before)
+    after = json.loads(json.dumps(before))
+    change(after)
+    with pytest.raises(AssertionError, match=problem):
+        R.check_invariants(before, action, after)
 
 
 class SiegeStart(ConquestRuleset):
@@ -179,6 +229,15 @@ def test_a_user_board_file_is_loaded_and_checked(tmp_path):
     path.write_text(json.dumps(board))
     with pytest.raises(BoardError, match="invalid board"):
         load_board(path)
+
+
+def test_equal_boards_are_checked_and_compiled_once():
+    """Setups for two and for three players carry equal boards (their homeland lists share strings
+    with the setup differently): the first game compiles the board, the second reuses it."""
+    ruleset = ConquestRuleset()
+    two = ruleset.initial_state(ruleset.default_setup(["ann", "bob"]), 0)
+    three = ruleset.initial_state(ruleset.default_setup(["ann", "bob", "cy"]), 0)
+    assert three["board"] is two["board"]
 
 
 def test_a_game_keeps_its_board_when_the_board_file_changes(tmp_path):

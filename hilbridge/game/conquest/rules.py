@@ -32,6 +32,7 @@ HOMELAND_ATTACK_PBU_PER_VALUE = 1000  # C-19.B: "Full PBU board value x 1000"
 PBU_PER_SPACE = 1000  # C-20.C: every 1000 PBU in chips advances one space
 ROUNDING_STEP = 500  # C-20.C, C-21.G: rounded off to the nearest 500
 ENERGY_PER_SPACE = 100  # C-21.C: POWER BASE RECORD x 100 (illustration V: 55 x 100)
+BOARD_KEY_FORMAT = 2  # marshal format of the board cache keys (`_compiled_board`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +224,11 @@ class ConquestRuleset(Ruleset):
         """Validate and compile a board once per board content (playouts start from many setups that
         carry equal boards). The key is the board's marshal bytes, not ==, because marshal tells apart
         what == does not (True from 1, a tuple from a list): a board the check would refuse never
-        matches one it passed. A board marshal cannot write is checked every time."""
+        matches one it passed. Format 2 writes every object in full; later formats flag each object
+        that is also referenced elsewhere (for back references), so equal boards gave different keys.
+        A board marshal cannot write is checked every time."""
         try:
-            key = marshal.dumps(board_data)
+            key = marshal.dumps(board_data, BOARD_KEY_FORMAT)
         except ValueError:
             key = None
         cached = None if key is None else self._board_cache.get(key)
@@ -816,21 +819,25 @@ class ConquestRuleset(Ruleset):
         return describe_state(view)
 
     def check_invariants(self, before: State, action: Action | None, after: State) -> None:
-        total = after["options"]["starting_chips"] * len(after["players"]) + after["options"]["bank_chips"]
-        assert sum(after["chips"].values()) + after["bank"] == total, "PBU chips not conserved"
-        assert after["bank"] >= 0 and all(c >= 0 for c in after["chips"].values()), "negative chips"
-        if after["options"]["record_floor_zero"]:
-            assert all(r >= 0 for r in after["record"].values()), "negative POWER BASE RECORD"
-        for country, owner in after["owner"].items():
-            assert owner is None or owner in after["active"], f"{country} held by an eliminated player"
-            assert owner is None or country not in after["ally_of"], f"{country} occupied and allied"
-        assert all(p in after["active"] for p in after["ally_of"].values()), "allied to an eliminated player"
+        """Conservation of chips and who may hold what; whole-board checks are set operations, and a
+        failing one names its first offending country in board order."""
+        options, chips, owner, ally_of = after["options"], after["chips"], after["owner"], after["ally_of"]
+        active = set(after["active"])
+        total = options["starting_chips"] * len(after["players"]) + options["bank_chips"]
+        assert sum(chips.values()) + after["bank"] == total, "PBU chips not conserved"
+        assert after["bank"] >= 0 and min(chips.values(), default=0) >= 0, "negative chips"
+        if options["record_floor_zero"]:
+            assert min(after["record"].values(), default=0) >= 0, "negative POWER BASE RECORD"
+        gone = set(owner.values()) - active - {None}
+        assert not gone, f"{next(c for c, p in owner.items() if p in gone)} held by an eliminated player"
+        assert set(map(owner.get, ally_of)) <= {None}, (
+            f"{next(c for c, p in owner.items() if p is not None and c in ally_of)} occupied and allied"
+        )
+        assert active.issuperset(ally_of.values()), "allied to an eliminated player"
         for player in after["active"]:
-            assert after["owner"][after["homeland"][player]] == player, (
-                f"{player} lost the HOMELAND but plays on"
-            )
-        for player in set(after["players"]) - set(after["active"]):
-            assert after["chips"][player] == 0, f"eliminated {player} still has chips"
+            assert owner[after["homeland"][player]] == player, f"{player} lost the HOMELAND but plays on"
+        for player in set(after["players"]) - active:
+            assert chips[player] == 0, f"eliminated {player} still has chips"
         if after["ladder"] and after["ladder"]["duel"]:
             assert all(units >= 0 for units in after["ladder"]["duel"]["energy"].values()), "negative energy"
         if action is not None and action.kind in ("occupy", "ally", "attack", "attack_homeland"):

@@ -80,16 +80,24 @@ def _clone(state: State) -> State:
     """A copy for the next state, deep where moves change things in place (keys per `COPY_DEPTH`).
 
     The copy starts shallow (every key in its place, the "share" keys done); the "flat" keys are
-    then copied in one C-level pass, and the keys copied deep go through one marshal round trip
-    together (one call per move, not one per key; states are plain JSON, which marshal copies
-    exactly and faster than pickle). `events` is not copied at all: the new state starts with none."""
+    then copied in one C-level pass, and the keys copied deep that hold something go through one
+    marshal round trip together (one call per move, not one per key; states are plain JSON, which
+    marshal copies exactly and faster than pickle). Most moves leave those keys None or empty: an
+    empty list or dict gets a new empty one, and no round trip is made when nothing is left. `events`
+    is not copied at all: the new state starts with none."""
     flat, flat_values, deep_keys = _clone_plan(tuple(state))
     copy = state.copy()
     copy.update(zip(flat, map(_copy_of, flat_values(state)), strict=True))
     supplies = state.get("supplies")
     if supplies is not None:
         copy["supplies"] = {inner: level.copy() for inner, level in supplies.items()}
-    deep = {key: state[key] for key in deep_keys if state[key] is not None}
+    deep = {}
+    for key in deep_keys:
+        value = state[key]
+        if value:
+            deep[key] = value
+        elif type(value) in (list, dict):
+            copy[key] = value.copy()
     if deep:
         copy.update(marshal.loads(marshal.dumps(deep)))
     copy["events"] = []
@@ -98,7 +106,9 @@ def _clone(state: State) -> State:
 
 def _amounts(available: int) -> list[int]:
     """The unit counts offered as legal moves: one, and all of them."""
-    return sorted({1, available}) if available >= 1 else []
+    if available < 1:
+        return []
+    return [1] if available == 1 else [1, available]
 
 
 def _illegal(message: str) -> IllegalAction:
@@ -119,8 +129,10 @@ class SupremacyBase(Ruleset):
 
     def _occupant(self, state: State, zone: str) -> str | None:
         """The player holding a territory or light sea (at most one); None when vacant."""
-        holders = [p for p, force in state["units"].get(zone, {}).items() if force[ARMY] or force[NAVY]]
-        return holders[0] if holders else None
+        for player, force in state["units"].get(zone, {}).items():
+            if force[ARMY] or force[NAVY]:
+                return player
+        return None
 
     def _force(self, state: State, zone: str, player: str) -> list[int]:
         return state["units"].get(zone, {}).get(player, [0, 0])
@@ -175,7 +187,8 @@ class SupremacyBase(Ruleset):
         return state["options"]["supply_cap" if item in RESOURCES else "weapon_cap"]
 
     def _can_spend(self, state: State, player: str, costs: Mapping[str, int]) -> bool:
-        return all(state["supplies"][player][item] >= n for item, n in costs.items())
+        stock = state["supplies"][player]
+        return all(stock[item] >= n for item, n in costs.items())
 
     def _home_held(self, state: State, player: str) -> list[str]:
         """S-10.victory, SUP-A13: home territories neither nuked nor occupied by another player."""

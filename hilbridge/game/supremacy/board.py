@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -27,24 +27,23 @@ class BoardDataError(HilbridgeError):
 
 @dataclass(frozen=True, slots=True)
 class Zone:
+    """A zone of the map. `is_land`, `is_light_sea` and `is_dark_sea` follow from `kind` and `colour`;
+    they are fields set once, not properties, because every legal-move check reads them."""
+
     name: str
     kind: str  # "land" or "sea"
     adjacent: tuple[str, ...]
     home_of: str | None = None  # superpower code for a home territory
     port: bool = False  # land only
     colour: str | None = None  # sea only: "light" (territorial) or "dark" (international)
+    is_land: bool = field(init=False, repr=False, compare=False)
+    is_light_sea: bool = field(init=False, repr=False, compare=False)
+    is_dark_sea: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def is_land(self) -> bool:
-        return self.kind == "land"
-
-    @property
-    def is_light_sea(self) -> bool:
-        return self.kind == "sea" and self.colour == "light"
-
-    @property
-    def is_dark_sea(self) -> bool:
-        return self.kind == "sea" and self.colour == "dark"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_land", self.kind == "land")
+        object.__setattr__(self, "is_light_sea", self.kind == "sea" and self.colour == "light")
+        object.__setattr__(self, "is_dark_sea", self.kind == "sea" and self.colour == "dark")
 
 
 @dataclass(frozen=True, slots=True)
