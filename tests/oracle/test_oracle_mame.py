@@ -1,6 +1,8 @@
 """Each test cart's MAME trace shows what the cart is meant to show (the oracle checks itself).
 
-These read MAME's traces only; whether our emulator agrees is test_oracle_compare.py.
+These read MAME's traces only; whether our emulator agrees is test_oracle_compare.py. Each test is
+in the compare group of the run it reads (`in_groups`), so under xdist it runs on the worker that has
+just read that run for test_oracle_compare.py, instead of reading it again on another.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
-from fixture_runs import SPECS, cart_image, mame_run
+from fixture_runs import REGIONS, SPECS, cart_image, compare_group, mame_run
 from oracle_support import mame_installed  # noqa: F401 (autouse fixture)
 
 from hilbridge.oracle.trace import Access
@@ -17,10 +19,18 @@ from hilbridge.oracle.trace import Access
 pytestmark = [pytest.mark.mame, pytest.mark.slow]
 
 
+def in_groups(*names: str) -> list:
+    """(name, region) parameters for a test of the carts `names`, each in the compare group of its run."""
+    return [
+        pytest.param(name, region, marks=compare_group(name, region)) for name in names for region in REGIONS
+    ]
+
+
 def ram_writes(name: str, region: str = "ntsc") -> list[Access]:
     return [a for a in mame_run(name, region).trace.writes() if a.target == "RAM"]
 
 
+@compare_group("cpu_addressing", "ntsc")
 def test_trace_covers_every_frame_and_state_matches_writes():
     run = mame_run("cpu_addressing", "ntsc")
     trace = run.trace
@@ -41,8 +51,7 @@ def test_trace_covers_every_frame_and_state_matches_writes():
     assert checked > 50
 
 
-@pytest.mark.parametrize("region", ["ntsc", "pal"])
-@pytest.mark.parametrize("name", ["bank_o2rom_4k", "bank_o2rom_8k", "bank_ktaa"])
+@pytest.mark.parametrize(("name", "region"), in_groups("bank_o2rom_4k", "bank_o2rom_8k", "bank_ktaa"))
 def test_p1_selects_the_bank(name, region):
     spec = SPECS[name]
     writes = mame_run(name, region).trace.writes()  # RAM, and EXT where the pointer passes 7Fh
@@ -58,6 +67,7 @@ def test_p1_selects_the_bank(name, region):
     assert writes[0].data == spec.banks - 1  # reset leaves P1 = FFh: the last bank
 
 
+@compare_group("bank_rally", "ntsc")
 def test_rally_latch_selects_the_bank_and_p10_the_last():
     writes = mame_run("bank_rally", "ntsc").trace.writes()
     latch = None
@@ -75,6 +85,7 @@ def test_rally_latch_selects_the_bank_and_p10_the_last():
     assert seen == set(range(8))
 
 
+@compare_group("bank_4in1", "ntsc")
 def test_4in1_data_rom_reads_pages_of_the_image():
     image = cart_image("bank_4in1")
     reads = [a for a in mame_run("bank_4in1", "ntsc").trace.reads() if a.p1 == 0xBE]
@@ -84,6 +95,7 @@ def test_4in1_data_rom_reads_pages_of_the_image():
         assert [r.data for r in group] == [image[page * 256 + r.addr] for r in group], number
 
 
+@compare_group("xram", "ntsc")
 def test_xram_holds_what_was_written_and_copy_mode_reaches_the_vdc():
     trace = mame_run("xram", "ntsc").trace
     accesses = trace.accesses
@@ -105,6 +117,7 @@ def test_xram_holds_what_was_written_and_copy_mode_reaches_the_vdc():
     assert checked > 500
 
 
+@compare_group("vdc_regs", "ntsc")
 def test_vdc_register_masks_mirrors_and_locks():
     accesses = mame_run("vdc_regs", "ntsc").trace.accesses
     last_write: dict[int, int] = {}
@@ -138,6 +151,7 @@ def test_vdc_register_masks_mirrors_and_locks():
     assert passes > 300  # a pass can take longer than a frame
 
 
+@compare_group("timer_counter", "ntsc")
 def test_timer_counts_every_32_cycles():
     writes = ram_writes("timer_counter", "ntsc")
     rounds = 0
@@ -155,6 +169,7 @@ def test_timer_counts_every_32_cycles():
     assert rounds > 500
 
 
+@compare_group("interrupts", "ntsc")
 def test_vdc_interrupt_is_a_level_held_until_a1_is_read():
     writes = [a for a in mame_run("interrupts", "ntsc").trace.writes() if a.addr >= 0x40]
     markers = [a for a in writes if a.data == 0xE1]
@@ -164,6 +179,7 @@ def test_vdc_interrupt_is_a_level_held_until_a1_is_read():
     assert len(markers) >= 3 * (len(status) - 3) - 3
 
 
+@compare_group("video_objects", "ntsc")
 def test_8244_hides_characters_above_line_14_and_8245_does_not():
     light_red = 9  # character 0: colour 1, always bright; nothing else light red above line 24
     top_ntsc = mame_run("video_objects", "ntsc").pixels[:, :24, :]
@@ -172,12 +188,14 @@ def test_8244_hides_characters_above_line_14_and_8245_does_not():
     assert np.any(top_pal[:, 8:22, :] == light_red)
 
 
+@compare_group("video_objects", "ntsc")
 def test_collision_reads_report_overlaps():
     reads = [a for a in mame_run("video_objects", "ntsc").trace.reads() if a.addr == 0xA2]
     assert len(reads) >= SPECS["video_objects"].frames - 2
     assert len({a.data for a in reads}) > 4
 
 
+@compare_group("input_read", "ntsc")
 def test_pressed_keys_and_sticks_reach_the_ports():
     writes = [a for a in mame_run("input_read", "ntsc").trace.writes() if a.p1 == 0xA8 and a.addr < 0x20]
     by_frame: dict[int, dict[int, int]] = {}
@@ -192,6 +210,7 @@ def test_pressed_keys_and_sticks_reach_the_ports():
     assert by_frame[165][0 * 4 + 1] == 0xFF
 
 
+@compare_group("video_collisions", "ntsc")
 def test_every_collision_scene_collides():
     run = mame_run("video_collisions", "ntsc")
     reports = [a for a in run.trace.writes() if a.addr == 0xA6]  # A2 of the frame before, per frame
@@ -202,11 +221,11 @@ def test_every_collision_scene_collides():
     assert {3, 4} <= overlaps  # characters over characters: A1 b7, not A2
 
 
-@pytest.mark.parametrize("region", ["ntsc", "pal"])
-def test_objects_next_to_the_grid_do_not_collide_and_the_controls_do(region):
+@pytest.mark.parametrize(("name", "region"), in_groups("video_edges"))
+def test_objects_next_to_the_grid_do_not_collide_and_the_controls_do(name, region):
     """video_edges: 30 scenes put an object at the pixel next to a grid element, 2 controls make it
     cover one or two pixels. MAME 0.251 reports only the controls: it has no edge rule there."""
-    reports = [a.data for a in mame_run("video_edges", region).trace.writes() if a.addr == 0xA6]
+    reports = [a.data for a in mame_run(name, region).trace.writes() if a.addr == 0xA6]
     for scene in range(32):
         # frames 8*scene+1 .. 8*scene+8 drew this scene, one enable mask each
         seen = reports[8 * scene + 1 : 8 * scene + 9]

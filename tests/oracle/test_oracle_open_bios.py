@@ -30,6 +30,12 @@ def _options(name: str) -> dict:
     }  # fmt: skip
 
 
+def run_group(name: str, region: str = "ntsc") -> pytest.MarkDecorator:
+    """The xdist group of the tests that read one cart's runs in `region`: one worker makes them once
+    (`emulator` and `mame` keep them in its process)."""
+    return pytest.mark.xdist_group(f"open-bios-{name}-{region}")
+
+
 @cache
 def emulator(name: str, region: str = "ntsc") -> EmulatorRun:
     return run_emulator(build_cart(SPECS[name]), region=region, **_options(name))
@@ -54,6 +60,7 @@ def by_frame(writes: list[Access], address: int) -> dict[int, int]:
     return {a.frame: a.data for a in writes if a.addr == address}
 
 
+@run_group("bios_math")
 def test_bios_math_results_are_the_contracts():
     writes = ram_writes(emulator("bios_math").trace.accesses)
     cells = {address: by_frame(writes, address) for address in range(0x0C)}
@@ -74,6 +81,7 @@ def test_bios_math_results_are_the_contracts():
     assert len(set(randoms)) > 8  # the running timer makes them differ
 
 
+@run_group("bios_math")
 def test_bios_math_joystick_results_follow_the_inputs():
     writes = ram_writes(emulator("bios_math").trace.accesses)
     dx, dy, fire, direction = (by_frame(writes, address) for address in (7, 8, 9, 0x0A))
@@ -83,6 +91,7 @@ def test_bios_math_joystick_results_follow_the_inputs():
     assert (dx[250], dy[250], fire[250], direction[250]) == (0, 0, 0, 8)
 
 
+@run_group("bios_math")
 def test_bios_math_getjoystick_leaves_the_raw_bits_in_r1():
     raw = by_frame(ram_writes(emulator("bios_math").trace.accesses), 0x0E)
     pressed = {80: ("up", "right"), 150: ("down", "left", "fire"), 250: ()}  # the inputs of carts.tsv
@@ -90,6 +99,7 @@ def test_bios_math_getjoystick_leaves_the_raw_bits_in_r1():
         assert raw[frame] == ~sum(JOYSTICK_BITS[name] for name in names) & 0xFF  # 0 = pressed
 
 
+@run_group("bios_vsync_hook")
 def test_bios_vsync_hook_entering_vsyncirq_at_0030h_keeps_waitvsync_and_the_frame_counter():
     counter = by_frame(ram_writes(emulator("bios_vsync_hook").trace.accesses), 0x00)
     frames = sorted(counter)[2:]
@@ -98,6 +108,7 @@ def test_bios_vsync_hook_entering_vsyncirq_at_0030h_keeps_waitvsync_and_the_fram
         assert (counter[after] & 0x3F) == ((counter[before] & 0x3F) + after - before) % 60
 
 
+@run_group("bios_game")
 def test_bios_game_prints_hello_and_reads_the_keys():
     accesses = emulator("bios_game").trace.accesses
     registers = bytearray(256)
@@ -116,8 +127,14 @@ def test_bios_game_prints_hello_and_reads_the_keys():
 
 @pytest.mark.mame
 @pytest.mark.slow
-@pytest.mark.parametrize("region", ["ntsc", "pal"])
-@pytest.mark.parametrize("name", sorted(SPECS))
+@pytest.mark.parametrize(
+    ("name", "region"),
+    [
+        pytest.param(name, region, marks=run_group(name, region))
+        for name in sorted(SPECS)
+        for region in ("ntsc", "pal")
+    ],
+)
 def test_open_bios_carts_equal_mame(name, region):
     require_tool("mame")
     theirs, ours = mame(name, region), emulator(name, region)
@@ -129,6 +146,7 @@ def test_open_bios_carts_equal_mame(name, region):
             assert np.array_equal(ours.frame_pixels(frame), theirs.frame_pixels(frame)), frame
 
 
+@run_group("bios_sound")
 def test_bios_sound_plays_every_documented_tune_and_a_cartridge_tune_through_parsesnd():
     accesses = emulator("bios_sound").trace.accesses
     played = [a.data for a in ram_writes(accesses) if a.addr == 0][1:]  # after init's clearing
@@ -155,6 +173,7 @@ def test_bios_sound_plays_every_documented_tune_and_a_cartridge_tune_through_par
     assert frames == [0, 0, 4, 9, 12, 12]
 
 
+@run_group("bios_tables")
 def test_bios_tables_digit_and_bank_routines():
     accesses = emulator("bios_tables").trace.accesses
     writes = ram_writes(accesses)
@@ -168,6 +187,7 @@ def test_bios_tables_digit_and_bank_routines():
     assert all(value in expected for value in digits) and len(set(digits)) == 16
 
 
+@run_group("bios_clock")
 def test_bios_clock_counts_up_over_a_minute_then_down_over_one():
     accesses = emulator("bios_clock").trace.accesses
     pointer = {(8 * digit - 0x20) & 0xFF: digit for digit in range(10)}  # y 40h: 8 * code - 20h
