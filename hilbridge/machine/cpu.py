@@ -402,8 +402,9 @@ class Cpu:
         loop goes on with its stop recomputed as `step()` would."""
         if self.skip_idle:
             pc = self.last_read_pc
-            known = self.poll_anchors.get(pc)
-            if known is None:
+            try:  # a subscript, not a `get` call: hundreds of reads a frame, a miss once per PC
+                known = self.poll_anchors[pc]
+            except KeyError:
                 movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
                 known = self.poll_anchors[pc] = idle.may_return(self.prog, pc, movx_pc, allow_movx=True)
             if known:
