@@ -170,14 +170,14 @@ def identify(image: bytes) -> list[Match]:
     """
     exact: list[Match] = []
     crc_only: list[Match] = []
-    for cartridge in entries():
-        roms = cartridge.program_roms
-        if not roms or cartridge.program_size != len(image):
-            continue
+    sums_of: dict[tuple[int, int], Checksums] = {}  # many entries share a file layout
+    for cartridge, files in _entries_by_program_size().get(len(image), ()):
         position = 0
         crc_ok = sha_ok = True
-        for rom in sorted(roms, key=lambda rom: rom.offset):
-            sums = checksums(image[position : position + rom.size])
+        for rom in files:
+            sums = sums_of.get((position, rom.size))
+            if sums is None:
+                sums = sums_of[position, rom.size] = checksums(image[position : position + rom.size])
             crc_ok &= sums.crc32 == rom.crc32
             sha_ok &= sums.sha1 == rom.sha1
             position += rom.size
@@ -186,6 +186,27 @@ def identify(image: bytes) -> list[Match]:
         elif crc_ok:
             crc_only.append(Match(cartridge, exact=False))
     return exact + crc_only
+
+
+_SizeIndex = dict[int, list[tuple[Cartridge, tuple[RomFile, ...]]]]
+_size_index: list[tuple[tuple[Cartridge, ...], _SizeIndex]] = []  # (the entries, their index)
+
+
+def _entries_by_program_size() -> _SizeIndex:
+    """The entries with a program ROM, in the lists' order, by the size of a dump of it, each with its
+    files in offset order: a console identifies its cartridge on every start (tests start thousands).
+    Made again whenever `entries()` gives other entries (tests give synthetic lists)."""
+    listed = entries()
+    if _size_index and _size_index[0][0] is listed:
+        return _size_index[0][1]
+    found: _SizeIndex = {}
+    for cartridge in listed:
+        roms = cartridge.program_roms
+        if roms:
+            ordered = tuple(sorted(roms, key=lambda rom: rom.offset))
+            found.setdefault(cartridge.program_size, []).append((cartridge, ordered))
+    _size_index[:] = [(listed, found)]
+    return found
 
 
 def mapper_for(image: bytes) -> str | None:
