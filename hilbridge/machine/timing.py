@@ -14,6 +14,7 @@ The facts and their sources: docs/hardware.md, "Beam timing".
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -423,6 +424,27 @@ class SampledT1Edges:
         return first + self.SEARCH_CYCLES
 
 
+@functools.cache
+def _fall_offsets(timing: BeamTiming, chip: ChipTiming) -> tuple[int, ...]:
+    raster = Raster(timing, chip)
+    htotal = timing.htotal
+    # a line falls at hblank_end unless T1 is still high in the middle of the low stretch after it
+    low_middle = (htotal - chip.hblank_end + chip.hblank_start - 1) // 2
+    return tuple(
+        line * htotal + chip.hblank_end
+        for line in range(timing.vtotal)
+        if not raster.t1_run(line * htotal + chip.hblank_end + low_middle)[0]
+    )
+
+
+def fall_offsets(raster: Raster) -> tuple[int, ...]:
+    """The pixels, from a frame's start, at which T1 falls: once per line at hpos `hblank_end`, except
+    on lines where vblank still holds it high. A pure fact of the raster (the middle of a low stretch
+    is far from any change, so MAME's local time does not matter there), worked out once per region:
+    every console start needs it."""
+    return _fall_offsets(raster.timing, raster.chip)
+
+
 class BeamT1Edges:
     """The same falling-edge counts from the beam arithmetic, in a few `t1()` calls.
 
@@ -435,18 +457,11 @@ class BeamT1Edges:
 
     def __init__(self, t1: Callable[[int], bool], raster: Raster) -> None:
         self.t1 = t1
-        timing, chip = raster.timing, raster.chip
+        timing = raster.timing
         self.pixel_at: Callable[[int], int] = timing.pixel_at
         self.first_cycle_at_pixel: Callable[[int], int] = timing.first_cycle_at_pixel
-        htotal = timing.htotal
         self.frame_pixels = raster.frame_pixels
-        # a line falls at hblank_end unless T1 is still high in the middle of the low stretch after it
-        low_middle = (htotal - chip.hblank_end + chip.hblank_start - 1) // 2
-        self.fall_offsets = [
-            line * htotal + chip.hblank_end
-            for line in range(timing.vtotal)
-            if not t1(timing.first_cycle_at_pixel(line * htotal + chip.hblank_end + low_middle))
-        ]
+        self.fall_offsets = fall_offsets(raster)
 
     def _falls_upto(self, pixel: int) -> int:
         """Fall pixels F with 0 <= F <= `pixel`."""

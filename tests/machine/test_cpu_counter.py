@@ -13,7 +13,7 @@ from machine_doubles import PeriodicT1Edges, ScriptedVdc, built_cart, shared_def
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.machine.timing import REGIONS, BeamT1Edges, SampledT1Edges
+from hilbridge.machine.timing import REGIONS, BeamT1Edges, SampledT1Edges, fall_offsets
 from hilbridge.machine.vdc import Vdc
 
 VDCS = {name: Vdc(REGIONS[name], draw=False) for name in ("ntsc", "pal")}
@@ -129,3 +129,19 @@ def test_counter_cart_records_equal_with_beam_and_sampled_edges():
         traces.append(records)
     assert len(traces[0]) > 100
     assert traces[0] == traces[1]
+
+
+@pytest.mark.parametrize("region", sorted(VDCS))
+def test_the_fall_pixels_from_the_raster_are_where_a_fresh_chips_sampled_t1_is_low(region) -> None:
+    """`fall_offsets` works from the raster alone (once per region); a line falls where T1, as a
+    fresh chip samples it in the middle of the low stretch after hblank_end, is low."""
+    vdc = Vdc(REGIONS[region], draw=False)
+    timing, chip = vdc.raster.timing, vdc.raster.chip
+    low_middle = (timing.htotal - chip.hblank_end + chip.hblank_start - 1) // 2
+    sampled = [
+        line * timing.htotal + chip.hblank_end
+        for line in range(timing.vtotal)
+        if not vdc.t1(timing.first_cycle_at_pixel(line * timing.htotal + chip.hblank_end + low_middle))
+    ]
+    assert list(fall_offsets(vdc.raster)) == sampled
+    assert 0 < len(sampled) < timing.vtotal
