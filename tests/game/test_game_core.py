@@ -366,3 +366,11 @@ def test_save_round_trip_keeps_pending_commits(tmp_path):
     loaded = Game.load(tmp_path / "g.json")
     assert loaded.commits == game.commits
     assert loaded.current_players() == ("bob", "cy")
+
+
+def test_action_new_makes_the_same_frozen_action_as_the_constructor():
+    made, built = Action.new("move", "ann", {"to": "x"}), Action("move", "ann", {"to": "x"})
+    assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+    assert made.to_json() == built.to_json() and str(made) == str(built)
+    with pytest.raises(AttributeError):
+        made.kind = "pass"

@@ -27,9 +27,9 @@ class EconomyRules(SupremacyBase):
         """
         actions = []
         if self._salary_bill(state, player) <= state["cash"][player]:
-            actions.append(Action("pay_salaries", player))
+            actions.append(Action.new("pay_salaries", player, {}))
         if state["loans"][player] + state["options"]["loan_unit"] <= state["options"]["loan_limit"]:
-            actions.append(Action("borrow", player))
+            actions.append(Action.new("borrow", player, {}))
         if actions and actions[0].kind == "pay_salaries":
             return actions
         for zone, forces in sorted(state["units"].items()):
@@ -39,9 +39,9 @@ class EconomyRules(SupremacyBase):
                     if force[index] and not (
                         kind == "navy" and force[ARMY] > (force[NAVY] - 1) * self._capacity(state)
                     ):
-                        actions.append(Action("disband", player, {"zone": zone, "kind": kind}))
+                        actions.append(Action.new("disband", player, {"zone": zone, "kind": kind}))
         actions += [
-            Action("idle", player, {"card": c})
+            Action.new("idle", player, {"card": c})
             for c in self._companies(state, player)
             if c not in state["idle"]
         ]
@@ -55,27 +55,27 @@ class EconomyRules(SupremacyBase):
         actions = []
         if not state["interest_paid"]:
             if due <= state["cash"][player]:
-                actions.append(Action("pay_interest", player))
+                actions.append(Action.new("pay_interest", player, {}))
             if state["loans"][player] + options["loan_unit"] <= options["loan_limit"]:
-                actions.append(Action("borrow", player))
+                actions.append(Action.new("borrow", player, {}))
             if not actions:
-                actions.append(Action("declare_bankruptcy", player))
+                actions.append(Action.new("declare_bankruptcy", player, {}))
             return actions
         if state["loans"][player] and state["cash"][player] >= options["loan_unit"]:
-            actions.append(Action("repay", player))
-        actions.append(Action("end_loans", player))
+            actions.append(Action.new("repay", player, {}))
+        actions.append(Action.new("end_loans", player, {}))
         return actions
 
     def _legal_sell(self, state: State, player: str) -> list[Action]:
-        actions = [Action("pass", player)]
+        actions = [Action.new("pass", player, {})]
         for r in RESOURCES:
             have = state["supplies"][player][r]
             for units in _amounts(have):
-                actions.append(Action("sell", player, {"resource": r, "units": units}))
+                actions.append(Action.new("sell", player, {"resource": r, "units": units}))
         return actions
 
     def _legal_buy(self, state: State, player: str) -> list[Action]:
-        actions = [Action("pass", player)]
+        actions = [Action.new("pass", player, {})]
         scale = state["options"]["market_scale"]
         for r in RESOURCES:
             if state["supplies"][player][r] < self._cap(state, r):
@@ -83,13 +83,13 @@ class EconomyRules(SupremacyBase):
                     scale, state["market"][r], 1, state["options"]["sale_pricing"]
                 )
                 if cost <= state["cash"][player]:
-                    actions.append(Action("buy", player, {"resource": r, "units": 1}))
+                    actions.append(Action.new("buy", player, {"resource": r, "units": 1}))
         return actions
 
     def _legal_trade(self, state: State, player: str) -> list[Action]:
         """Representative offers: to each other player, one unit of the resource the seller holds most
         of, at the market price. Any other terms are legal too (`is_legal` checks them)."""
-        actions = [Action("pass", player)]
+        actions = [Action.new("pass", player, {})]
         kind = "offer_sell" if state["stage"] == 3 else "offer_buy"
         for other in state["players"]:
             if other == player or not state["alive"][other]:
@@ -100,27 +100,27 @@ class EconomyRules(SupremacyBase):
                 price = rules.market_price(state["options"]["market_scale"], state["market"][r])
                 params = {"with": other, "resource": r, "units": 1, "price": price}
                 if self._trade_problem(state, seller, buyer, r, 1, price) is None:
-                    actions.append(Action(kind, player, params))
+                    actions.append(Action.new(kind, player, params))
         return actions
 
     def _legal_respond(self, state: State, player: str) -> list[Action]:
         offer = state["offer"]
-        actions = [Action("decline", player)]
+        actions = [Action.new("decline", player, {})]
         if (
             self._trade_problem(
                 state, offer["seller"], offer["buyer"], offer["resource"], offer["units"], offer["price"]
             )
             is None
         ):
-            actions.append(Action("accept", player))
+            actions.append(Action.new("accept", player, {}))
         return actions
 
     def _legal_prospect(self, state: State, player: str) -> list[Action]:
-        actions = [Action("end_turn", player)]
+        actions = [Action.new("end_turn", player, {})]
         if self._may_prospect(state, player):
             for r in RESOURCES:
                 if self._search_problem(state, player, r, state["options"]["card_flip_cost"]) is None:
-                    actions.append(Action("prospect", player, {"resource": r}))
+                    actions.append(Action.new("prospect", player, {"resource": r}))
         return actions
 
     def _salary_bill(self, state: State, player: str) -> int:

@@ -18,7 +18,7 @@ class LogisticsRules(SupremacyBase):
     """Moves (also used to occupy and reinforce in Stage 4), builds and research."""
 
     def _legal_move(self, state: State, player: str) -> list[Action]:
-        return [Action("end_turn", player), *self._move_options(state, player, None, "move")]
+        return [Action.new("end_turn", player, {}), *self._move_options(state, player, None, "move")]
 
     def _move_options(self, state: State, player: str, targets: list[str] | None, kind: str) -> list[Action]:
         actions = []
@@ -31,7 +31,7 @@ class LogisticsRules(SupremacyBase):
                     continue
                 for unit_kind, index in (("army", ARMY), ("navy", NAVY)):
                     for units in _amounts(force[index]):
-                        act = Action(
+                        act = Action.new(
                             kind, player, {"from": zone, "to": target, "units": units, "kind": unit_kind}
                         )
                         if self._move_problem(state, act) is None:
@@ -39,21 +39,24 @@ class LogisticsRules(SupremacyBase):
         return actions
 
     def _legal_build(self, state: State, player: str) -> list[Action]:
-        actions = [Action("end_turn", player)]
+        actions = [Action.new("end_turn", player, {})]
         step = state["build_step"]
         options = state["options"]
         if step == 0:
-            for kind in ("army", "navy"):
-                for zone in self._deploy_zones(state, player, kind):
-                    actions.append(Action("build", player, {"kind": kind, "zone": zone}))
-            actions = [a for a in actions if a.kind == "end_turn" or self._build_problem(state, a) is None]
+            deploy = {kind: self._deploy_zones(state, player, kind) for kind in ("army", "navy")}
+            for kind, zones in deploy.items():
+                for zone in zones:
+                    actions.append(Action.new("build", player, {"kind": kind, "zone": zone}))
+            actions = [
+                a for a in actions if a.kind == "end_turn" or self._build_problem(state, a, deploy) is None
+            ]
         if step <= 1:
             for weapon in WEAPONS:
                 if self._weapon_build_problem(state, player, weapon) is None:
-                    actions.append(Action("build_weapon", player, {"weapon": weapon}))
+                    actions.append(Action.new("build_weapon", player, {"weapon": weapon}))
         for weapon in WEAPONS:
             if self._search_problem(state, player, weapon, options["card_flip_cost"]) is None:
-                actions.append(Action("research", player, {"weapon": weapon}))
+                actions.append(Action.new("research", player, {"weapon": weapon}))
         return actions
 
     def _move_problem(self, state: State, action: Action) -> str | None:
@@ -180,11 +183,17 @@ class LogisticsRules(SupremacyBase):
                     seas.append(zone)
         return sorted(seas)
 
-    def _build_problem(self, state: State, action: Action) -> str | None:
+    def _build_problem(
+        self, state: State, action: Action, deploy: dict[str, list[str]] | None = None
+    ) -> str | None:
+        """Why `action` may not be built, or None. `deploy` (kind -> `_deploy_zones` of this state and
+        player) lets a list builder work the zones out once for all its candidates, not once each."""
         kind, zone = action.params.get("kind"), action.params.get("zone")
         if state["build_step"] > 0:
             return "conventional forces are built in Phase C, before weapons and research"
-        if kind not in ("army", "navy") or zone not in self._deploy_zones(state, action.player, kind):
+        if kind not in ("army", "navy") or zone not in (
+            deploy[kind] if deploy is not None else self._deploy_zones(state, action.player, kind)
+        ):
             return f"{zone!r} is not a place to deploy a new {kind}"
         if state["cash"][action.player] < state["options"]["batch_cost"]:
             return "not enough money"

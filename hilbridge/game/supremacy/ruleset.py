@@ -26,7 +26,7 @@ from hilbridge.game.core import (
     event,
 )
 from hilbridge.game.supremacy.base import COMMODITIES, OPTIONS, _clone, _illegal
-from hilbridge.game.supremacy.board import RESOURCES
+from hilbridge.game.supremacy.board import RESOURCES, Board
 from hilbridge.game.supremacy.economy import EconomyRules
 from hilbridge.game.supremacy.logistics import LogisticsRules
 from hilbridge.game.supremacy.warfare import WarfareRules
@@ -97,6 +97,10 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     version = 2  # 2: occupation takes the captured zone's cards in all three outcomes (saves of 1 differ)
     min_players = 2
     max_players = 6
+
+    def __init__(self, board: Board | None = None):
+        super().__init__(board)
+        self._handler_names: dict[tuple[str, str], str] = {}
 
     def default_setup(
         self, players: Sequence[str], options: Mapping[str, Any] | None = None
@@ -308,34 +312,46 @@ class Supremacy(EconomyRules, WarfareRules, LogisticsRules):
     def _legal_choose(self, state: State, player: str) -> list[Action]:
         taken = set(state["power"].values())
         return [
-            Action("choose", player, {"power": code}) for code in self.board.superpowers if code not in taken
+            Action.new("choose", player, {"power": code})
+            for code in self.board.superpowers
+            if code not in taken
         ]
 
     def _legal_bid(self, state: State, player: str) -> list[Action]:
         top = min(2 if state["stage"] == 7 else 1, state["cubes"][player])
-        return [Action("bid", player, {"cubes": n}) for n in range(top + 1)]
+        return [Action.new("bid", player, {"cubes": n}) for n in range(top + 1)]
 
     def apply(self, state: State, action: Action) -> State:
         new = _clone(state)
         phase = state["phase"]
+        players = self.current_players(state)
         if action.player == CHANCE:
-            if self.current_players(state) != (CHANCE,):
+            if players != (CHANCE,):
                 raise _illegal("it is not chance's turn")
             getattr(self, f"_chance_{phase}")(new, action)
         else:
-            if action.player not in self.current_players(state) or self.is_simultaneous(state):
+            if action.player not in players or self.is_simultaneous(state):
                 raise _illegal(f"it is not {action.player}'s turn to {action.kind}")
             if action.kind not in PHASE_MOVES.get(phase, ()):
                 raise _illegal(f"{action.kind} is not a move in phase {phase}")
             if action.kind != "pass" and phase in ("sell", "buy", "trade", "attack"):
                 new["passes"] = 0
-            handler = getattr(self, f"_do_{phase}_{action.kind}", None) or getattr(self, f"_do_{action.kind}")
+            handler = getattr(self, self._handler_name(phase, action.kind))
             try:
                 handler(new, action.player, dict(action.params))
             except (KeyError, TypeError, ValueError, AttributeError) as error:
                 raise _illegal(f"malformed {action.kind}: {error!r}") from None
         self._settle(new)
         return new
+
+    def _handler_name(self, phase: str, kind: str) -> str:
+        """``_do_P_K`` where phase P has its own handler of kind K, else ``_do_K``. Remembered per
+        (phase, kind): a failed getattr raises and catches an AttributeError, on every shared move."""
+        name = self._handler_names.get((phase, kind))
+        if name is None:
+            name = f"_do_{phase}_{kind}" if hasattr(self, f"_do_{phase}_{kind}") else f"_do_{kind}"
+            self._handler_names[(phase, kind)] = name
+        return name
 
     def apply_joint(self, state: State, moves: Mapping[str, Action]) -> State:
         new = _clone(state)

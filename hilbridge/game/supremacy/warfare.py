@@ -18,11 +18,11 @@ class WarfareRules(SupremacyBase):
     """Attacks, battles, occupation, reinforcement, counterattacks, nukes and the L-star screen."""
 
     def _legal_attack(self, state: State, player: str) -> list[Action]:
-        actions = [Action("pass", player)]
+        actions = [Action.new("pass", player, {})]
         return actions + self._attack_options(state, player)
 
     def _legal_counter(self, state: State, player: str) -> list[Action]:
-        return [Action("decline", player), *self._attack_options(state, player)]
+        return [Action.new("decline", player, {}), *self._attack_options(state, player)]
 
     def _attack_options(self, state: State, player: str) -> list[Action]:
         actions = []
@@ -40,7 +40,7 @@ class WarfareRules(SupremacyBase):
                 for target in (*self.board.zones[zone].adjacent, *same):
                     for mode, units in sizes:
                         if units:
-                            act = Action(
+                            act = Action.new(
                                 "attack", player, {"from": zone, "to": target, "units": units, "mode": mode}
                             )
                             if self._attack_problem(state, act) is None:
@@ -50,7 +50,7 @@ class WarfareRules(SupremacyBase):
             for zone in sorted(state["units"]):
                 occupant = self._occupant(state, zone)
                 if occupant not in (None, player) and self._nuke_target_ok(state, player, zone):
-                    actions.append(Action("nuke", player, {"targets": [zone]}))
+                    actions.append(Action.new("nuke", player, {"targets": [zone]}))
         return actions
 
     def _airborne_options(self, state: State, player: str) -> list[Action]:
@@ -67,7 +67,7 @@ class WarfareRules(SupremacyBase):
         actions = []
         for zone in sorted(state["units"]):
             if zone in self._land and self._occupant(state, zone) not in (None, player):
-                act = Action(
+                act = Action.new(
                     "attack", player, {"from": origin, "to": zone, "units": armies, "mode": "airborne"}
                 )
                 if self._attack_problem(state, act) is None:
@@ -76,15 +76,21 @@ class WarfareRules(SupremacyBase):
 
     def _legal_occupy(self, state: State, player: str) -> list[Action]:
         return [
-            Action("end_occupy", player),
+            Action.new("end_occupy", player, {}),
             *self._move_options(state, player, state["battle"]["occupy"], "occupy"),
         ]
 
     def _legal_reinforce(self, state: State, player: str) -> list[Action]:
-        return [Action("end_reinforce", player), *self._move_options(state, player, None, "reinforce")]
+        return [
+            Action.new("end_reinforce", player, {}),
+            *self._move_options(state, player, None, "reinforce"),
+        ]
 
     def _legal_champions(self, state: State, player: str) -> list[Action]:
-        return [Action("defend", player, {"defend": False}), Action("defend", player, {"defend": True})]
+        return [
+            Action.new("defend", player, {"defend": False}),
+            Action.new("defend", player, {"defend": True}),
+        ]
 
     def _attack_problem(self, state: State, action: Action) -> str | None:
         player, params = action.player, action.params
