@@ -63,7 +63,7 @@ LINE_KINDS = {"F": CAPTURE_KINDS["FETCH"], "R": CAPTURE_KINDS["MOVX_READ"], "W":
 """capture.lua's access lines, "KIND cycle addr data p1", by their first letter."""
 _KIND_CODES = np.full(256, -1, dtype=np.int16)
 _KIND_CODES[[ord(letter) for letter in LINE_KINDS]] = list(LINE_KINDS.values())
-_DIGITS = np.full(256, 99, dtype=np.int64)
+_DIGITS = np.full(256, 99, dtype=np.uint8)
 """A byte's value as a digit (99: none); the cycle is written in decimal, the rest in hexadecimal."""
 _DIGITS[np.frombuffer(b"0123456789", np.uint8)] = range(10)
 _DIGITS[np.frombuffer(b"ABCDEF", np.uint8)] = range(10, 16)
@@ -235,17 +235,22 @@ def _columns(
 
 
 def _numbers(data: np.ndarray, firsts: np.ndarray, lasts: np.ndarray, base: int, most: int) -> np.ndarray:
-    """The numbers written in data[firsts[i]:lasts[i]], a digit position of all of them at a time."""
+    """The numbers written in data[firsts[i]:lasts[i]], a digit position of all of them at a time.
+
+    Digits are looked up as bytes (`take`, clipped at the block's end, not a minimum and an int64
+    gather), and the digit check is gathered over all positions and made once at the end."""
     lengths = lasts - firsts
     if lengths.min() < 1 or lengths.max() > most:
         raise HilbridgeError(f"capture.lua wrote a bad number (an empty one or one of over {most} digits)")
-    numbers = np.zeros(len(firsts), np.int64)
-    for position in range(int(lengths.max())):
+    numbers = _DIGITS.take(data.take(firsts)).astype(np.int64)
+    bad = numbers >= base
+    for position in range(1, int(lengths.max())):
         inside = position < lengths
-        digits = _DIGITS[data[np.minimum(firsts + position, len(data) - 1)]]
-        if (digits[inside] >= base).any():
-            raise HilbridgeError(f"capture.lua wrote a bad number (not base {base})")
+        digits = _DIGITS.take(data.take(firsts + position, mode="clip"))
+        bad |= (digits >= base) & inside
         numbers = np.where(inside, numbers * base + digits, numbers)
+    if bad.any():
+        raise HilbridgeError(f"capture.lua wrote a bad number (not base {base})")
     return numbers
 
 
