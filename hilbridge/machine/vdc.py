@@ -204,6 +204,7 @@ class Vdc:
         self._line0_offset = self.raster.line0_offset
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
+        self._line_pixels = (NEVER, 0)  # (first global pixel, line) of `position`'s last line: none yet
         self.reset()
 
     def _plan_writes(self) -> None:
@@ -294,8 +295,25 @@ class Vdc:
         return least + half, most + half
 
     def position(self, cycle: int) -> tuple[int, int]:
-        """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
-        return self.raster.position_of(self._beam_pixel(cycle))
+        """(line, hpos) of the beam at `cycle` (line 0 = first visible line).
+
+        A traced run asks this at every bus access, so it is `raster.position_of(_beam_pixel(cycle))`
+        inlined: `_beam_pixel`'s certain case in place, and the line of the last pixel asked kept
+        (`_line_pixels`) so that a pixel on it is placed by a subtraction. Lines start at multiples
+        of htotal, which divides a frame, so the kept line depends on no state that changes."""
+        least, most = self._beam_drift
+        time = cycle * self._cycle_as
+        pixel_as = self._pixel_as
+        pixel = (time + least) // pixel_as
+        if (time + most) // pixel_as != pixel:
+            pixel = (self._access_time(cycle) + pixel_as // 2) // pixel_as
+        first, line = self._line_pixels
+        hpos = pixel - first
+        if 0 <= hpos < self._htotal:
+            return line, hpos
+        line, hpos = self.raster.position_of(pixel)
+        self._line_pixels = (pixel - hpos, line)
+        return line, hpos
 
     def t1(self, cycle: int) -> bool:
         """The T1 input (vblank OR hblank) sampled at `cycle`: `raster.t1(*position(cycle))`.
