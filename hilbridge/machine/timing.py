@@ -227,6 +227,19 @@ class Raster:
         chip = self.chip
         return chip.hstatus_start <= hpos < chip.bgate_start and self.y_beam(line, hpos) <= 242
 
+    def hstatus_span(self, line: int) -> tuple[int, int]:
+        """The hpos range [low, high) in which `hstatus(line, hpos)` holds: a range, since from
+        hstatus_start to bgate_start y_beam steps only on line 0, at hblank_start (for a status
+        read, which asks once per read, one line's range instead of y_beam per pixel)."""
+        chip = self.chip
+        low, high = chip.hstatus_start, chip.bgate_start
+        if line == 0:
+            if min(self.vtotal, chip.y_beam_cap) > 242:  # y_beam counts line 0 as the last before hblank
+                low = max(low, chip.hblank_start)
+        elif line > 242:
+            return 0, 0
+        return low, high
+
     def positions_of(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`position_of` of each global pixel in `pixels` (int64): their lines and their hpos."""
         pixels = pixels % self.frame_pixels
