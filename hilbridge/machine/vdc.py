@@ -849,9 +849,15 @@ class Vdc:
 
     # -- bus --------------------------------------------------------------------------------------
     def _status_value(self, pixel: int) -> int:
-        hstatus = self.raster.hstatus(*self.raster.position_of(pixel))
-        data = self.control_status | (STATUS_HSTATUS if hstatus else 0)
-        return data | (self.registers[CONTROL] & CONTROL_STROBE)
+        """The status byte at `pixel`, hstatus from the line `_enter_line` keeps: placing the pixel
+        on its line was a tenth of a status read's cost."""
+        first, _, hstatus_from, hstatus_to = self._line_pixels
+        if not first <= pixel < first + self._htotal:
+            first, _, hstatus_from, hstatus_to = self._enter_line(pixel)
+        data = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
+        if hstatus_from <= pixel < hstatus_to:
+            data |= STATUS_HSTATUS
+        return data
 
     def _beam_value(self, kind: str, cycle: int) -> int:
         """A4/A5: the beam position, live while A0 b1 is set, else as latched when it was cleared."""
@@ -896,13 +902,7 @@ class Vdc:
         self._draw_to_beam(cycle, pixel)
         major, _ = self.renderer.resolve(collisions=False)
         self.control_status |= major
-        # `_status_value` with hstatus from the line `_enter_line` keeps (a tenth of the read's cost)
-        first, _, hstatus_from, hstatus_to = self._line_pixels
-        if not first <= pixel < first + self._htotal:
-            first, _, hstatus_from, hstatus_to = self._enter_line(pixel)
-        data = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
-        if hstatus_from <= pixel < hstatus_to:
-            data |= STATUS_HSTATUS
+        data = self._status_value(pixel)
         self.irq_line = False
         self.control_status &= ~STATUS_CLEARED_BY_READ
         self._last_read_value = data

@@ -1,6 +1,7 @@
 """A status read takes hstatus from the line `Vdc._enter_line` keeps (`Raster.hstatus_span`)
 instead of `Raster.hstatus(*position_of(pixel))`: the same bit at every position, and the same
-byte as the plain `_status_value` at random reads, in both regions."""
+byte as the plain computation (`Raster.hstatus` at the pixel's line and position) at random reads,
+in both regions."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import random
 import pytest
 
 from hilbridge.machine.timing import REGIONS
-from hilbridge.machine.vdc import CONTROL_STROBE, STATUS_CLEARED_BY_READ, Vdc
+from hilbridge.machine.vdc import CONTROL_STROBE, STATUS_CLEARED_BY_READ, STATUS_HSTATUS, Vdc
 
 STATUS = 0xA1
 
@@ -40,7 +41,8 @@ def test_status_reads_equal_the_plain_status_value(region: str, strobe: int) -> 
         vdc._sync_events(cycle - 2)
         pixel = vdc._beam_pixel(cycle)
         vdc._draw_to_beam(cycle, pixel)
-        expected = vdc._status_value(pixel)  # no objects: no overlap bit to add
+        hstatus = vdc.raster.hstatus(*vdc.raster.position_of(pixel))
+        expected = vdc.control_status | (STATUS_HSTATUS if hstatus else 0) | strobe  # no objects: no overlap
         value = vdc.read(STATUS, cycle)
         assert value == expected, cycle
         assert vdc.control_status & STATUS_CLEARED_BY_READ == 0
