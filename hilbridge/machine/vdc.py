@@ -783,8 +783,7 @@ class Vdc:
     def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
         if pixel is None:
             pixel = self._beam_pixel(cycle)
-        if self._deferred_update >= 0 or pixel >= self._frame_end:  # `_catch_up` has work
-            self._catch_up(pixel)
+        self._catch_up(pixel)
         line0 = self._frame_end - self._frame_pixels + self._line0_offset
         into_frame = pixel - line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
