@@ -176,6 +176,7 @@ class Raster:
         self.line0_offset = (timing.vtotal - POWER_ON_LINE) * timing.htotal  # frame start to line 0
         self.vbl_offset = (timing.vtotal - 1) * timing.htotal + chip.hblank_start - 1  # VDC VBL (242, 365)
         self.tick_offset = self.line0_offset + chip.hblank_start  # first hblank sound tick
+        self._hstatus_spans = _hstatus_spans(timing, chip)
 
     def vbl_cycle(self, frame: int) -> int:
         """The first instruction-start cycle that sees frame `frame`'s VBL event (242, 365): an
@@ -228,17 +229,15 @@ class Raster:
         return chip.hstatus_start <= hpos < chip.bgate_start and self.y_beam(line, hpos) <= 242
 
     def hstatus_span(self, line: int) -> tuple[int, int]:
-        """The hpos range [low, high) in which `hstatus(line, hpos)` holds: a range, since from
-        hstatus_start to bgate_start y_beam steps only on line 0, at hblank_start (for a status
-        read, which asks once per read, one line's range instead of y_beam per pixel)."""
-        chip = self.chip
-        low, high = chip.hstatus_start, chip.bgate_start
-        if line == 0:
-            if min(self.vtotal, chip.y_beam_cap) > 242:  # y_beam counts line 0 as the last before hblank
-                low = max(low, chip.hblank_start)
-        elif line > 242:
-            return 0, 0
-        return low, high
+        """The hpos range [low, high) in which `hstatus(line, hpos)` holds, from `hstatus` itself (once
+        per line and region): a status read then tests a range instead of working out y_beam."""
+        span = self._hstatus_spans[line]
+        if span is None:
+            held = [hpos for hpos in range(self.htotal) if self.hstatus(line, hpos)]
+            span = (held[0], held[-1] + 1) if held else (0, 0)
+            assert len(held) == span[1] - span[0], f"hstatus is not one range on line {line}"
+            self._hstatus_spans[line] = span
+        return span
 
     def positions_of(self, pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`position_of` of each global pixel in `pixels` (int64): their lines and their hpos."""
@@ -435,6 +434,12 @@ class SampledT1Edges:
                     return cycle
             previous = current
         return first + self.SEARCH_CYCLES
+
+
+@functools.cache
+def _hstatus_spans(timing: BeamTiming, chip: ChipTiming) -> list[tuple[int, int] | None]:
+    """Each line's `Raster.hstatus_span`, filled in as lines are asked: one list per region."""
+    return [None] * timing.vtotal
 
 
 @functools.cache
