@@ -204,7 +204,7 @@ class Vdc:
         self._line0_offset = self.raster.line0_offset
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
-        self._line_pixels = (NEVER, 0, 0, 0)  # `_enter_line`'s last line: none yet
+        self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
         self.reset()
 
     def _plan_writes(self) -> None:
@@ -295,33 +295,8 @@ class Vdc:
         return least + half, most + half
 
     def position(self, cycle: int) -> tuple[int, int]:
-        """(line, hpos) of the beam at `cycle` (line 0 = first visible line).
-
-        A traced run asks this at every bus access, so it is `raster.position_of(_beam_pixel(cycle))`
-        inlined: `_beam_pixel`'s certain case in place, and the line of the last pixel asked kept
-        (`_line_pixels`) so that a pixel on it is placed by a subtraction. Lines start at multiples
-        of htotal, which divides a frame, so the kept line depends on no state that changes."""
-        least, most = self._beam_drift
-        time = cycle * self._cycle_as
-        pixel_as = self._pixel_as
-        pixel = (time + least) // pixel_as
-        if (time + most) // pixel_as != pixel:
-            pixel = (self._access_time(cycle) + pixel_as // 2) // pixel_as
-        first, line, _, _ = self._line_pixels
-        hpos = pixel - first
-        if 0 <= hpos < self._htotal:
-            return line, hpos
-        first, line, _, _ = self._enter_line(pixel)
-        return line, pixel - first
-
-    def _enter_line(self, pixel: int) -> tuple[int, int, int, int]:
-        """Keep the line of global pixel `pixel` for `position` and `_status_read`: its first global
-        pixel, its number, and the global pixels [from, to) in which hstatus holds on it."""
-        line, hpos = self.raster.position_of(pixel)
-        first = pixel - hpos
-        low, high = self.raster.hstatus_span(line)
-        self._line_pixels = kept = (first, line, first + low, first + high)
-        return kept
+        """(line, hpos) of the beam at `cycle` (line 0 = first visible line)."""
+        return self.raster.position_of(self._beam_pixel(cycle))
 
     def t1(self, cycle: int) -> bool:
         """The T1 input (vblank OR hblank) sampled at `cycle`: `raster.t1(*position(cycle))`.
@@ -848,11 +823,17 @@ class Vdc:
 
     # -- bus --------------------------------------------------------------------------------------
     def _status_value(self, pixel: int) -> int:
-        """The status byte at `pixel`, hstatus from the line `_enter_line` keeps: placing the pixel
-        on its line was a tenth of a status read's cost."""
-        first, _, hstatus_from, hstatus_to = self._line_pixels
+        """The status byte at `pixel`. Placing the pixel on its line and working out hstatus there was
+        a tenth of a status read's cost, so the line's hstatus pixels are kept (`_status_line`): games
+        poll A1 several times a line, and lines start at multiples of htotal, which divides a frame,
+        so a kept line depends on no state that changes."""
+        first, hstatus_from, hstatus_to = self._status_line
         if not first <= pixel < first + self._htotal:
-            first, _, hstatus_from, hstatus_to = self._enter_line(pixel)
+            line, hpos = self.raster.position_of(pixel)
+            first = pixel - hpos
+            low, high = self.raster.hstatus_span(line)
+            hstatus_from, hstatus_to = first + low, first + high
+            self._status_line = (first, hstatus_from, hstatus_to)
         data = self.control_status | (self.registers[CONTROL] & CONTROL_STROBE)
         if hstatus_from <= pixel < hstatus_to:
             data |= STATUS_HSTATUS

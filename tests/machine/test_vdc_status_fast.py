@@ -1,4 +1,4 @@
-"""A status read takes hstatus from the line `Vdc._enter_line` keeps (`Raster.hstatus_span`)
+"""A status read takes hstatus from the line `Vdc._status_value` keeps (`Raster.hstatus_span`)
 instead of `Raster.hstatus(*position_of(pixel))`: the same bit at every position, and the same
 byte as the plain computation (`Raster.hstatus` at the pixel's line and position) at random reads,
 in both regions."""
