@@ -24,8 +24,14 @@ REGIONS = ("ntsc", "pal")
 
 
 @cache
+def built_cart(spec: CartSpec) -> bytes:
+    """A fixture cart's image (from any fixture manifest), assembled once per process: tests run one
+    cart in several ways (fast and stepped, both regions, traced and not)."""
+    return build_cart(spec)
+
+
 def cart_image(name: str) -> bytes:
-    return build_cart(SPECS[name])
+    return built_cart(SPECS[name])
 
 
 AUDIO_CARTS = frozenset({"sound"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import warnings
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -126,8 +127,10 @@ def build_boot_bios() -> bytes:
     return build_bios("boot")
 
 
+@cache
 def builtin_bios(name: str) -> Bios:
-    """Our BIOS `name` from its committed image; the open BIOS carries its trap addresses."""
+    """Our BIOS `name` from its committed image; the open BIOS carries its trap addresses. Read once
+    per process (a `Bios` is frozen): every console without a BIOS of its own starts on one."""
     if name not in BUILTIN_BIOSES:
         raise HilbridgeError(f"unknown built-in BIOS {name!r}; choose one of {', '.join(BUILTIN_BIOSES)}")
     builtin = BUILTIN_BIOSES[name]

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import bisect
-from functools import cache
 
-from hilbridge.machine.bios import Bios, default_bios
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
 from hilbridge.machine.timing import NTSC, Region, SampledT1Edges, T1Edges
-from hilbridge.oracle.carts import CartSpec, build_cart
 
 NEVER = 1 << 62
 RELOADING_VECTORS = """
@@ -31,21 +28,6 @@ start:  mov a,#0B4h
 """
 """A cartridge program's start (a `str.format` template): the vectors, interrupt routines that count
 in R5 (/INT, acknowledged) and R6 (the timer, reloaded with `reload`), then the VDC selected."""
-
-
-@cache
-def shared_default_bios() -> Bios:
-    """The BIOS a console without one runs, read once per process: `default_bios()` reads its image
-    and the entry-point table on every call (half of a Console's construction, thousands of times in
-    the property tests), and a `Bios` is frozen, so every console may share one."""
-    return default_bios()
-
-
-@cache
-def built_cart(spec: CartSpec) -> bytes:
-    """A fixture cart's image, assembled once per process: the tests that run one cart in several
-    ways (fast and stepped, both regions) each assembled it again."""
-    return build_cart(spec)
 
 
 def step_all(cpu: Cpu, cycles: int) -> None:
@@ -194,9 +176,7 @@ def program_cart(code: bytes, at: int = 0x400, size: int = 2048, fill: int = 0x0
 
 def console_with(code: bytes, *, bios: bytes | None = None, vdc: ScriptedVdc | None = None, **kw) -> Console:
     """A console running `code` at 0400h on our boot BIOS with a scripted VDC."""
-    return Console(
-        program_cart(code, **kw), bios=bios or shared_default_bios(), vdc=vdc or ScriptedVdc(t1_period=0)
-    )
+    return Console(program_cart(code, **kw), bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
 
 
 def bios_with(**entries: bytes) -> bytes:
@@ -227,7 +207,7 @@ def assemble_cart(source: str, size: int = 2048) -> bytes:
 def console_asm(source: str, *, vdc: ScriptedVdc | None = None, bios: bytes | None = None) -> Console:
     """A console with a 2 KB cartridge assembled from `source`, on a scripted VDC."""
     cart = load_cartridge(assemble_cart(source), "o2_rom")
-    return Console(cart, bios=bios or shared_default_bios(), vdc=vdc or ScriptedVdc(t1_period=0))
+    return Console(cart, bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
 
 
 class PeriodicT1Edges:

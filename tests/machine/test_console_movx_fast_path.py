@@ -11,8 +11,8 @@ from pathlib import Path
 
 import hypothesis.strategies as st
 import pytest
+from fixture_runs import built_cart
 from hypothesis import example, given, settings
-from machine_doubles import built_cart, shared_default_bios
 
 from hilbridge.machine.bus import BusAccess
 from hilbridge.machine.cartridge import load_cartridge
@@ -37,10 +37,7 @@ class FullDecodeConsole(Console):
 
 def consoles(mapper: str) -> tuple[Console, Console]:
     image = bytes(range(256)) * (CARTS[mapper] // 256)
-    bios = shared_default_bios()
-    return Console(load_cartridge(image, mapper), bios), FullDecodeConsole(
-        load_cartridge(image, mapper), bios
-    )
+    return Console(load_cartridge(image, mapper)), FullDecodeConsole(load_cartridge(image, mapper))
 
 
 # P1 values: the decode bits (P13 VDC, P14 RAM, P16 external RD/WR) biased to the one-chip

@@ -11,7 +11,7 @@ import pytest
 from fixture_runs import SPECS, cart_image
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart, shared_default_bios, step_all
+from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart, step_all
 
 from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
@@ -34,7 +34,7 @@ def run(image: bytes, cycles: int, fast: bool, vdc: ScriptedVdc, hot: int = 1, s
     """`cycles` of `image` through run_until (fast) or step(): the state and everything reported."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc)
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
     console.cpu.block_hot = hot
     console.cpu.skip_idle = skip
     records = []
@@ -167,7 +167,7 @@ def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc, skip: bool 
     """`run` through run_until, in several runs that end at `targets` (idle skipping on or off)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc)
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
     console.cpu.block_hot = 1
     console.cpu.skip_idle = skip
     records = []
@@ -494,7 +494,7 @@ def test_blocks_run_in_other_banks_and_stack_depths_equal_stepping(
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc())
+        console = Console(load_cartridge(image, "o2_rom"), vdc=vdc())
     console.cpu.block_hot = hot
     records: list[object] = []
     console.add_bus_listener(records.append)

@@ -10,7 +10,7 @@ import warnings
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart, shared_default_bios, step_all
+from machine_doubles import RELOADING_VECTORS, ScriptedVdc, assemble_cart, step_all
 from test_cpu_blocks import SETUPS as LOOPING_SETUPS
 
 from hilbridge.machine.bios import UnknownBiosWarning
@@ -37,11 +37,7 @@ def run(image: bytes, targets: list[int], stepped: bool, irq_at: tuple[int, ...]
     """The state, RAM and bus records after runs to `targets`, through run_until or step()."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        console = Console(
-            load_cartridge(image, "o2_rom"),
-            shared_default_bios(),
-            vdc=ScriptedVdc(irq_at=irq_at, t1_period=23),
-        )
+        console = Console(load_cartridge(image, "o2_rom"), vdc=ScriptedVdc(irq_at=irq_at, t1_period=23))
     cpu = console.cpu
     cpu.block_hot = hot
     records: list[object] = []

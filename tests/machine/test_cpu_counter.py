@@ -6,9 +6,10 @@ import warnings
 from pathlib import Path
 
 import pytest
+from fixture_runs import built_cart
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from machine_doubles import PeriodicT1Edges, ScriptedVdc, built_cart, shared_default_bios
+from machine_doubles import PeriodicT1Edges, ScriptedVdc
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
@@ -64,7 +65,7 @@ READ_T = bytes([0x42, 0x90])  # MOV A,T; MOVX @R0,A
 
 def run_counter_program(image: bytes, fold_every_step: bool) -> tuple:
     vdc = ScriptedVdc(t1_period=23, t1_high=4)
-    console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc)
+    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
     records: list = []
     console.add_bus_listener(records.append)
     if fold_every_step:

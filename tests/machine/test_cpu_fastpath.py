@@ -8,7 +8,7 @@ import warnings
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc, assemble_cart, shared_default_bios, step_all
+from machine_doubles import ScriptedVdc, assemble_cart, step_all
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
@@ -17,7 +17,7 @@ from hilbridge.machine.console import Console
 
 def run(image: bytes, irq_at: tuple[int, ...], cycles: int, fast: bool, slot: str = "o2_rom"):
     vdc = ScriptedVdc(irq_at=irq_at, t1_period=23, t1_high=4)
-    console = Console(load_cartridge(image, slot), shared_default_bios(), vdc=vdc)
+    console = Console(load_cartridge(image, slot), vdc=vdc)
     console.cpu.block_hot = 1  # compile every straight-line block on its first run
     records = []
     console.add_bus_listener(records.append)
@@ -113,7 +113,7 @@ def test_a_latch_switch_with_interrupts_on_never_runs_the_old_banks_blocks():
 
 def run_skip(image: bytes, irq_at: tuple[int, ...], cycles: int, skip: bool):
     vdc = ScriptedVdc(irq_at=irq_at, t1_period=23, t1_high=4)
-    console = Console(load_cartridge(image, "o2_rom"), shared_default_bios(), vdc=vdc)
+    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
     console.cpu.skip_idle = skip
     records = []
     console.add_bus_listener(records.append)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart, built_cart, shared_default_bios
+from fixture_runs import built_cart
+from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine import idle
 from hilbridge.machine.cartridge import load_cartridge
@@ -69,7 +70,7 @@ irq:    sel rb1
 
 def run(source: str, skip: bool, frames: int = 8, hstatus_period: int = 0):
     vdc = ScriptedVdc(irq_at=VBLS, t1_period=23, t1_high=4, hstatus_period=hstatus_period)
-    console = Console(load_cartridge(assemble_cart(source), "o2_rom"), shared_default_bios(), vdc=vdc)
+    console = Console(load_cartridge(assemble_cart(source), "o2_rom"), vdc=vdc)
     console.cpu.skip_idle = skip
     records: list = []
     console.add_bus_listener(records.append)

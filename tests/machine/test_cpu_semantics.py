@@ -6,7 +6,6 @@ import re
 import warnings
 
 import pytest
-from machine_doubles import shared_default_bios
 
 from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.blocks import FALLS_THROUGH, MOVES_STOP
@@ -59,7 +58,7 @@ def test_an_instruction_that_changes_the_stack_pointer_declares_it(opcode):
     PSW bits 0-2 must be declared (`stack_pointer`), or their code would use a wrong stack address."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnknownBiosWarning)
-        console = Console(load_cartridge(bytes(2048), "o2_rom"), shared_default_bios())
+        console = Console(load_cartridge(bytes(2048), "o2_rom"))
     cpu = console.cpu
     form = form_of(INSTRUCTIONS[opcode])[0]
     for a, psw in ((0x00, 0x03), (0xFF, 0x04), (0x5A, 0x17), (0xA5, 0xF8)):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import quick_few
-from machine_doubles import built_cart
+from fixture_runs import built_cart
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixture_runs import built_cart
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from machine_doubles import built_cart
 from test_vdc_status_reads import per_read, trace_with_quiet_fetch_hooks, twin_of
 
 from hilbridge.machine.cartridge import load_cartridge

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixture_runs import built_cart
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from machine_doubles import built_cart
 
 import hilbridge.machine.vdc as vdc_module
 from hilbridge.machine.cartridge import load_cartridge
