@@ -5,7 +5,6 @@ blocks end at the jumps, calls and returns between them."""
 from __future__ import annotations
 
 import warnings
-from functools import lru_cache
 
 import pytest
 from fixture_runs import SPECS, cart_image
@@ -44,16 +43,6 @@ def run(image: bytes, cycles: int, fast: bool, vdc: ScriptedVdc, hot: int = 1, s
     else:
         step_all(console.cpu, cycles)
     return console.cpu.state(), bytes(console.ram), records, vdc.writes
-
-
-@lru_cache(maxsize=64)
-def stepped(image: bytes, cycles: int, irq_at: tuple[int, ...], hot: int = 1, skip: bool = True):
-    """`run` through step() on the tests' board (/INT at `irq_at` and after A0h writes, T1 every 23
-    cycles), kept for the examples that need it again: hypothesis varies the fast side's run
-    targets, and its mutations repeat a program and /INT cycles, so ~15 % of the examples stepped
-    a program they had stepped already. The result is only compared, never changed."""
-    vdc = WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
-    return run(image, cycles, False, vdc, hot, skip)
 
 
 def assert_fast_equals_step(image: bytes, cycles: int, vdc_of, hot: int = 1):
@@ -160,7 +149,7 @@ def test_a_block_looping_on_itself_stops_where_stepping_would(
         return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
 
     fast = run_in_steps(image, [*targets, 6000], vdc(), skip)
-    assert fast == stepped(image, 6000, irq_at, skip=False)
+    assert fast == run(image, 6000, False, vdc(), skip=False)
 
 
 def run_in_steps(image: bytes, targets: list[int], vdc: ScriptedVdc, skip: bool = True):
@@ -239,7 +228,7 @@ def test_blocks_ending_at_jumps_calls_and_returns_equal_stepping(
         return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
 
     fast = run_in_steps(image, [*targets, 6000], vdc())
-    assert fast == stepped(image, 6000, irq_at)
+    assert fast == run(image, 6000, False, vdc())
 
 
 ACCUMULATOR = (
@@ -319,7 +308,7 @@ def test_blocks_keeping_a_and_psw_in_locals_equal_stepping(body, routine, setup,
         return WriteScheduledIrqVdc(irq_at=irq_at, t1_period=23, t1_high=4)
 
     fast = run_in_steps(image, [*targets, 6000], vdc())
-    assert fast == stepped(image, 6000, irq_at)
+    assert fast == run(image, 6000, False, vdc())
 
 
 def fixture_console(name: str) -> Console:
@@ -501,4 +490,4 @@ def test_blocks_run_in_other_banks_and_stack_depths_equal_stepping(
     for target in [*targets, 8000]:
         console.cpu.run_until(target)
     fast = console.cpu.state(), bytes(console.ram), records, console.vdc.writes
-    assert fast == stepped(image, 8000, irq_at, hot)
+    assert fast == run(image, 8000, False, vdc(), hot)
