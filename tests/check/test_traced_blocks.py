@@ -4,18 +4,16 @@ of stepping every instruction, on every fixture cart, in both regions."""
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
 from check_support import assert_same_frames
 from conftest import quick_few
-from fixture_runs import CARTS_DIR
+from fixture_runs import CARTS_DIR, built_cart
 
 from hilbridge.check.emulator import FETCH, EmulatorSide, as_rows
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
-from hilbridge.oracle.carts import CartSpec, build_cart, load_manifest
+from hilbridge.oracle.carts import CartSpec, load_manifest
 
 SPECS: dict[str, CartSpec] = {
     spec.name: spec for folder in (CARTS_DIR, CARTS_DIR / "wait_loops") for spec in load_manifest(folder)
@@ -27,18 +25,12 @@ beam (`quick_few`)."""
 FULL = ("FETCH", "MOVX_READ", "MOVX_WRITE", "P1")
 
 
-@cache
-def cart_image(name: str) -> bytes:
-    """A cart assembled once for all its tests (assembling costs as much as a stepped frame)."""
-    return build_cart(SPECS[name])
-
-
 def traced(
     spec: CartSpec, region: str, fast: bool, kinds: tuple[str, ...] = FULL
 ) -> tuple[list[np.ndarray], dict, int]:
     """Each frame's event rows and the CPU state after FRAMES frames, and how many fetches came
     through bulk calls; stepping (not `fast`), the events are kept in the order they were reported."""
-    cart = load_cartridge(cart_image(spec.name), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
+    cart = load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot, name=spec.name)
     side = EmulatorSide(cart, region=region, kinds=kinds, pictures=False)
     cpu = side.console.cpu
     cpu.trace_blocks = fast
