@@ -957,10 +957,19 @@ class Vdc:
     def _write_sound_clocked(self, a: int, start: int) -> None:
         """What a write to A0 or A7-AA does to the sound, before the register takes its value."""
         self._sync_ticks(start)
-        self._quiet_until = 0  # A0 b2 may change whether ticks wait
+        if self._sound_write_ends_quiet(a):
+            self._quiet_until = 0
         self._sound_irq_cycle = None
         if a in SHIFT_REGISTERS:
             self.sound.written = True
+
+    @staticmethod
+    def _sound_write_ends_quiet(a: int) -> bool:
+        """Must the next access look for timer events again (`_sync_events`) after a sound-clocked
+        write to `a`? Only A0 b2 changes whether the hblank ticks wait; a write to A7-AA leaves the
+        next VBL and the next tick where they were, and so the quiet span. (Tests make this always
+        True: the plain path.)"""
+        return a == CONTROL
 
     @staticmethod
     def _control_write_clocks_sound(old: int, new: int) -> bool:

@@ -94,3 +94,28 @@ def test_control_writes_that_keep_the_sound_interrupt_enable_leave_the_ticks_wai
     for vdc in (fast, plain):
         vdc._sync_ticks(cycle)
     assert fast.state() == plain.state()
+
+
+@given(region=st.sampled_from(sorted(REGIONS)), accesses=SOUND_ACCESSES)
+@example(region="ntsc", accesses=[(0xA0, 0x04, 5), (0xA8, 0x20, 5), (0xA1, 0, 2000), (0xA9, 0xFF, 3000)])
+@example(region="pal", accesses=[(0xAA, 0x20, 5), (0xA0, 0x04, 5), (0xA1, 0, 2900), (0xA1, 0, 2900)])
+def test_sound_register_writes_keep_the_quiet_span(region: str, accesses: list[tuple[int, int, int]]) -> None:
+    """A write to A7-AA leaves `_quiet_until` as it was (`_sound_write_ends_quiet`); the chip must
+    answer every read, /INT and its next rise as one that looks for timer events again after
+    every sound-clocked write, and hold the same state once both have run their ticks."""
+    fast = Vdc(REGIONS[region])
+    plain = Vdc(REGIONS[region])
+    plain._sound_write_ends_quiet = lambda a: True  # type: ignore[method-assign]
+    cycle = 100
+    for address, value, gap in accesses:
+        cycle += gap
+        if address in (0xA1, 0xA4, 0xA5):
+            assert fast.read(address, cycle) == plain.read(address, cycle), (address, cycle)
+        else:
+            fast.write(address, value, cycle)
+            plain.write(address, value, cycle)
+        assert fast.irq(cycle) == plain.irq(cycle)
+        assert fast.next_irq_event(cycle) == plain.next_irq_event(cycle)
+    for vdc in (fast, plain):
+        vdc._sync_ticks(cycle)
+    assert fast.state() == plain.state()
