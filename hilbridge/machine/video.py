@@ -590,6 +590,9 @@ _LINE_OFFSET = np.arange(VISIBLE_LINES) - GRID_Y0
 _GRID_ROW = np.where(_LINE_OFFSET >= 0, _LINE_OFFSET // GRID_CELL_LINES, 99)
 HORIZONTAL_ROW_OF_LINE = np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9)
 VERTICAL_ROW_OF_LINE = np.where(_GRID_ROW < 8, _GRID_ROW, 8)
+# the same as bytes: the rows lines low..end-1 show are a set of a slice, with no numpy call
+HORIZONTAL_ROW_OF_LINE_BYTES = bytes(HORIZONTAL_ROW_OF_LINE.tolist())
+VERTICAL_ROW_OF_LINE_BYTES = bytes(VERTICAL_ROW_OF_LINE.tolist())
 
 
 def _bits_of_row(columns: bytes | list[int], row: int) -> int:
@@ -648,25 +651,39 @@ class GridLayer:
             return
         self.pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self._built = bytearray(VISIBLE_LINES)
-        self.horizontal: np.ndarray | None = None
+        # each bar row's source bits (360 bytes), made when a line that shows it is drawn; the last
+        # of each is the row of the lines without a bar
+        self._horizontal_rows: list[bytes | None] = [None] * 9 + [bytes(VISIBLE_WIDTH)]
+        self._vertical_rows: list[bytes | None] = [None] * 8 + [bytes(VISIBLE_WIDTH)]
+        self.horizontal: np.ndarray | None = None  # the rows stacked, unmade ones as zeros
         self.vertical: np.ndarray | None = None
 
-    def _bar_rows(self) -> None:
-        """The source bits of each horizontal bar row (with the dots) and each vertical bar row,
-        from one cached row per set of pieces that are on (a few dozen bit operations: a game or
-        test that rewrites C0-EF every frame makes a new layer each frame)."""
-        key = self.key
-        control, registers = key[0], key[1:]
-        bars = [
-            registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
-        ]  # C0-C8, D0-D8
-        dots = bool(control & CONTROL_DOTS)
-        rows = [horizontal_bar_row(_bits_of_row(bars, row), dots) for row in range(9)]
-        self.horizontal = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 9: no bar
-        wide = bool(control & CONTROL_WIDE_BARS)
-        columns = registers[0x20:0x2A]  # E0-E9
-        rows = [vertical_bar_row(_bits_of_row(columns, row), wide) for row in range(8)]
-        self.vertical = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 8: no bar
+    def _bar_rows(self, low: int, end: int) -> None:
+        """Make the horizontal bar rows (with the dots) and vertical bar rows that lines low..end-1
+        show, from one cached row per set of pieces that are on: a game or test that rewrites C0-EF
+        every frame makes a new layer each frame, which may draw one line (one row of 17)."""
+        control, registers = self.key[0], self.key[1:]
+        horizontal, vertical = self._horizontal_rows, self._vertical_rows
+        new_horizontal = [
+            row for row in set(HORIZONTAL_ROW_OF_LINE_BYTES[low:end]) if horizontal[row] is None
+        ]
+        if new_horizontal:
+            bars = [
+                registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
+            ]  # C0-C8, D0-D8
+            dots = bool(control & CONTROL_DOTS)
+            for row in new_horizontal:
+                horizontal[row] = horizontal_bar_row(_bits_of_row(bars, row), dots)
+        if new_horizontal or self.horizontal is None:
+            self.horizontal = _stack_rows([row or bytes(VISIBLE_WIDTH) for row in horizontal])
+        new_vertical = [row for row in set(VERTICAL_ROW_OF_LINE_BYTES[low:end]) if vertical[row] is None]
+        if new_vertical:
+            columns = registers[0x20:0x2A]  # E0-E9
+            wide = bool(control & CONTROL_WIDE_BARS)
+            for row in new_vertical:
+                vertical[row] = vertical_bar_row(_bits_of_row(columns, row), wide)
+        if new_vertical or self.vertical is None:
+            self.vertical = _stack_rows([row or bytes(VISIBLE_WIDTH) for row in vertical])
 
     def drawn(self, first: int, last: int) -> np.ndarray:
         """The (243, 360) source bits, with lines first..last drawn (others may be unset)."""
@@ -674,8 +691,7 @@ class GridLayer:
         low = built.find(0, first, last + 1)
         if low >= 0:
             end = built.rfind(0, first, last + 1) + 1
-            if self.horizontal is None:
-                self._bar_rows()
+            self._bar_rows(low, end)
             np.bitwise_or(
                 self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
                 self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
