@@ -746,25 +746,57 @@ def character_cell(y: int, pointer9: int, height_pointer: int) -> np.ndarray | N
 
 
 _MAJOR_WIDTH = VISIBLE_WIDTH + 16  # a cell starting left of the edge draws up to 15 pixels past it
+# the lines a character cell is tall by ((y >> 1) + its height pointer) & 7 (see `character_cell`)
+_CELL_LINES = tuple(2 * ((7 - step) or 8) for step in range(8))
+MajorCell = tuple[int, int, int, int, int, int]  # top, bottom + 1, x, pointer9, height pointer, colour
+
+
+def major_cells(key: bytes) -> list[MajorCell]:
+    """The cells of `major_objects` that can be seen, as (top line, bottom line + 1, x, pointer9,
+    height pointer, colour) in drawing order: Y hidden (8244), X right of the visible area or Y
+    below it left out. One loop over the registers without a tuple per object: a game or test that
+    rewrites the characters every frame makes a new major system each frame.
+    key: registers 10-7F and a byte "hide Y < 14" (8244)."""
+    r = key
+    hidden_above = NTSC_HIDDEN_Y if key[-1] else 0
+    cells: list[MajorCell] = []
+    for base in (0x60, 0x50, 0x40, 0x30):  # quads 3 -> 0: placed by their first character
+        y = r[base]
+        if y < hidden_above or y >= VISIBLE_LINES:
+            continue
+        height_pointer = r[base + 14]  # the 4th character's pointer sets the height
+        bottom = min(y + _CELL_LINES[((y >> 1) + height_pointer) & 7], VISIBLE_LINES)
+        x = (r[base + 1] + 5) * 2
+        for at in range(base + 2, base + 16, 4):  # each character's pointer, 32 pixels apart
+            if x >= VISIBLE_WIDTH:
+                break
+            attribute = r[at + 1]
+            cells.append(
+                (y, bottom, x, r[at] | (attribute & 1) << 8, height_pointer, 8 + (attribute >> 1 & 7))
+            )
+            x += 32
+    for base in range(44, -1, -4):  # characters 11 -> 0
+        y, x = r[base], (r[base + 1] + 5) * 2
+        if y < hidden_above or y >= VISIBLE_LINES or x >= VISIBLE_WIDTH:
+            continue
+        pointer, attribute = r[base + 2], r[base + 3]
+        bottom = min(y + _CELL_LINES[((y >> 1) + pointer) & 7], VISIBLE_LINES)
+        cells.append((y, bottom, x, pointer | (attribute & 1) << 8, pointer, 8 + (attribute >> 1 & 7)))
+    return cells
 
 
 class MajorSystem:
     """The major system (quads, then characters) of one set of registers 10-7F, drawn line by line
     on first use: opaque pixels, colour of the first opaque pixel, overlap (two cells or more),
-    lines with an opaque pixel, and each line's overlap as a bit mask (bit x = pixel x).
+    and each line's overlap as a bit mask (bit x = pixel x).
     Cells starting right of the visible area are left out (nothing of them is seen or overlaps)."""
 
     def __init__(self, key: bytes) -> None:
-        """key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
+        """key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off.
+        The whole-area arrays wait for the first line drawn (`build`): a picture made by a write
+        mid-frame may need no line of them, or only the cells and their overlap boxes."""
         # (top line, bottom line + 1, x, pointer9, height pointer, colour) in drawing order
-        self.cells: list[tuple[int, int, int, int, int, int]] = []
-        if key:
-            hide_high = bool(key[-1])
-            for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
-                if (hide_high and y < NTSC_HIDDEN_Y) or x >= VISIBLE_WIDTH or y >= VISIBLE_LINES:
-                    continue
-                bottom = min(y + 2 * (7 - (((y >> 1) + height_pointer) & 7) or 8), VISIBLE_LINES)
-                self.cells.append((y, bottom, x, pointer9, height_pointer, colour))
+        self.cells = major_cells(key) if key else []
         self.cell_reach = bytearray(VISIBLE_LINES)  # 1 = a cell reaches that line
         for y, bottom, *_rest in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
@@ -773,17 +805,21 @@ class MajorSystem:
         # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
         self.overlap_top = min((box[0] for box in self.overlap_boxes), default=VISIBLE_LINES)
         self.overlap_bottom = max((box[1] for box in self.overlap_boxes), default=0)
-        # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
-        self._paint_order = list(reversed(dict.fromkeys(self.cells)))
-        # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
-        blank = np.empty if self.cells else np.zeros
+        self.overlap_masks = [0] * VISIBLE_LINES
+        if self.cells:
+            self.drawn_lines = bytearray(VISIBLE_LINES)
+            self._allocated = False
+        else:
+            # with no cell all is drawn (empty)
+            self.drawn_lines = bytearray(b"\1" * VISIBLE_LINES)
+            self._allocate(np.zeros)
+
+    def _allocate(self, blank: Callable[..., np.ndarray]) -> None:
         shape = (VISIBLE_LINES, _MAJOR_WIDTH)
         self.opaque = blank(shape, bool)
         self.colour = blank(shape, np.uint8)
         self.overlap = blank((VISIBLE_LINES, VISIBLE_WIDTH), bool)
-        self.lines = blank(VISIBLE_LINES, bool)
-        self.overlap_masks = [0] * VISIBLE_LINES
-        self.drawn_lines = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+        self._allocated = True
 
     def overlap_positions(self) -> np.ndarray:
         """Sorted raster indices (line * 360 + x) where two cells or more meet, found once per
@@ -814,6 +850,10 @@ class MajorSystem:
         if low < 0:
             return True
         end = built.rfind(0, first, last + 1) + 1
+        if not self._allocated:
+            self._allocate(np.empty)  # uninitialised: each line is set when drawn
+            # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
+            self._paint_order = list(reversed(dict.fromkeys(self.cells)))
         self.colour[low:end] = 0
         # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
         # colours are 8-15, so a pixel is opaque where it has one
@@ -825,16 +865,18 @@ class MajorSystem:
         np.not_equal(self.colour[low:end], 0, out=self.opaque[low:end])
         overlap = self.overlap[low:end]
         overlap.fill(False)
+        boxed = False  # a box reaches these lines (most lines have none: no masks to look for)
         for top, stop, left, right in self.overlap_boxes:
             top, stop = max(top, low), min(stop, end)
             if top < stop:
                 self.overlap[top:stop, left:right] = True
-        self.opaque[low:end, :VISIBLE_WIDTH].any(axis=1, out=self.lines[low:end])
-        masks = self.overlap_masks
-        for row in np.flatnonzero(overlap.any(axis=1)).tolist():
-            masks[low + row] = int.from_bytes(
-                np.packbits(overlap[row], bitorder="little").tobytes(), "little"
-            )
+                boxed = True
+        if boxed:
+            masks = self.overlap_masks
+            for row in np.flatnonzero(overlap.any(axis=1)).tolist():
+                masks[low + row] = int.from_bytes(
+                    np.packbits(overlap[row], bitorder="little").tobytes(), "little"
+                )
         built[low:end] = b"\1" * (end - low)
         return True
 
