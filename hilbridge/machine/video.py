@@ -585,14 +585,14 @@ def grid_columns(width_units: int, count: int) -> np.ndarray:
     return masks
 
 
-# the grid row drawn on each line: horizontal bar row 0-8 (9 = none), vertical bar row 0-7 (8 = none)
+# the grid row drawn on each line: horizontal bar row 0-8 (9 = none), vertical bar row 0-7 (8 = none),
+# as bytes (the rows of a few lines are a slice, read without numpy)
 _LINE_OFFSET = np.arange(VISIBLE_LINES) - GRID_Y0
 _GRID_ROW = np.where(_LINE_OFFSET >= 0, _LINE_OFFSET // GRID_CELL_LINES, 99)
-HORIZONTAL_ROW_OF_LINE = np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9)
-VERTICAL_ROW_OF_LINE = np.where(_GRID_ROW < 8, _GRID_ROW, 8)
-# the same as bytes: the rows lines low..end-1 show are a set of a slice, with no numpy call
-HORIZONTAL_ROW_OF_LINE_BYTES = bytes(HORIZONTAL_ROW_OF_LINE.tolist())
-VERTICAL_ROW_OF_LINE_BYTES = bytes(VERTICAL_ROW_OF_LINE.tolist())
+HORIZONTAL_ROW_OF_LINE = bytes(
+    np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9).tolist()
+)
+VERTICAL_ROW_OF_LINE = bytes(np.where(_GRID_ROW < 8, _GRID_ROW, 8).tolist())
 
 
 def _bits_of_row(columns: bytes | list[int], row: int) -> int:
@@ -653,20 +653,17 @@ class GridLayer:
         self._built = bytearray(VISIBLE_LINES)
         # each bar row's source bits (360 bytes), made when a line that shows it is drawn; the last
         # of each is the row of the lines without a bar
-        self._horizontal_rows: list[bytes | None] = [None] * 9 + [bytes(VISIBLE_WIDTH)]
-        self._vertical_rows: list[bytes | None] = [None] * 8 + [bytes(VISIBLE_WIDTH)]
-        self.horizontal: np.ndarray | None = None  # the rows stacked, unmade ones as zeros
-        self.vertical: np.ndarray | None = None
+        self._horizontal_rows: list[bytes] = [b""] * 9 + [bytes(VISIBLE_WIDTH)]
+        self._vertical_rows: list[bytes] = [b""] * 8 + [bytes(VISIBLE_WIDTH)]
 
-    def _bar_rows(self, low: int, end: int) -> None:
-        """Make the horizontal bar rows (with the dots) and vertical bar rows that lines low..end-1
-        show, from one cached row per set of pieces that are on: a game or test that rewrites C0-EF
-        every frame makes a new layer each frame, which may draw one line (one row of 17)."""
+    def _bar_rows(self, horizontal_rows: bytes, vertical_rows: bytes) -> tuple[list[bytes], list[bytes]]:
+        """The horizontal bar rows (with the dots) and vertical bar rows by row number, with those
+        of `horizontal_rows` and `vertical_rows` made, from one cached row per set of pieces that
+        are on: a game or test that rewrites C0-EF every frame makes a new layer each frame, which
+        may draw one line (one row of 17)."""
         control, registers = self.key[0], self.key[1:]
         horizontal, vertical = self._horizontal_rows, self._vertical_rows
-        new_horizontal = [
-            row for row in set(HORIZONTAL_ROW_OF_LINE_BYTES[low:end]) if horizontal[row] is None
-        ]
+        new_horizontal = [row for row in set(horizontal_rows) if not horizontal[row]]
         if new_horizontal:
             bars = [
                 registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
@@ -674,27 +671,27 @@ class GridLayer:
             dots = bool(control & CONTROL_DOTS)
             for row in new_horizontal:
                 horizontal[row] = horizontal_bar_row(_bits_of_row(bars, row), dots)
-        if new_horizontal or self.horizontal is None:
-            self.horizontal = _stack_rows([row or bytes(VISIBLE_WIDTH) for row in horizontal])
-        new_vertical = [row for row in set(VERTICAL_ROW_OF_LINE_BYTES[low:end]) if vertical[row] is None]
+        new_vertical = [row for row in set(vertical_rows) if not vertical[row]]
         if new_vertical:
             columns = registers[0x20:0x2A]  # E0-E9
             wide = bool(control & CONTROL_WIDE_BARS)
             for row in new_vertical:
                 vertical[row] = vertical_bar_row(_bits_of_row(columns, row), wide)
-        if new_vertical or self.vertical is None:
-            self.vertical = _stack_rows([row or bytes(VISIBLE_WIDTH) for row in vertical])
+        return horizontal, vertical
 
     def drawn(self, first: int, last: int) -> np.ndarray:
-        """The (243, 360) source bits, with lines first..last drawn (others may be unset)."""
+        """The (243, 360) source bits, with lines first..last drawn (others may be unset): each
+        line's horizontal bar row | its vertical bar row, the rows of the lines joined as bytes."""
         built = self._built
         low = built.find(0, first, last + 1)
         if low >= 0:
             end = built.rfind(0, first, last + 1) + 1
-            self._bar_rows(low, end)
+            horizontal_rows = HORIZONTAL_ROW_OF_LINE[low:end]
+            vertical_rows = VERTICAL_ROW_OF_LINE[low:end]
+            horizontal, vertical = self._bar_rows(horizontal_rows, vertical_rows)
             np.bitwise_or(
-                self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
-                self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
+                _stack_rows([horizontal[row] for row in horizontal_rows]),
+                _stack_rows([vertical[row] for row in vertical_rows]),
                 out=self.pixels[low:end],
             )
             built[low:end] = b"\1" * (end - low)
