@@ -922,19 +922,26 @@ class BaseLayer:
         self.grid, self.major = grid, major
         # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
         self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
-        # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
-        self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
+        # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
+        # the grid's own
+        self._sources: np.ndarray | None = None
         self._sourced = bytearray(VISIBLE_LINES)
         # raster bits (bit i of byte k = pixel 8k + i) of the vertical bars, the horizontal bars and
-        # the major system, each left out when the layer has none; lines packed on first use
-        bits = [*(GRID_SOURCES_PACKED if grid.on else ()), *((SOURCE_MAJOR,) if major.cells else ())]
-        self._packed = [(bit, bytearray(VISIBLE_AREA_BYTES)) for bit in bits]
+        # the major system, each left out when the layer has none; made on first use, lines packed
+        # then (a base that many pictures share may never be asked)
+        self._packed: list[tuple[int, bytearray]] | None = None
         self._packed_lines = bytearray(VISIBLE_LINES)
 
     def packed_sources(self, first: int, last: int) -> list[tuple[int, bytearray]]:
         """(source bit, raster bits of the whole area) of the vertical bars, the horizontal bars and
         the major system (see `Picture._pair_collisions`), lines first..last packed (others may be
         unset). A line is 45 whole bytes, so a span's lines are packed on their own."""
+        if self._packed is None:
+            bits = [
+                *(GRID_SOURCES_PACKED if self.grid.on else ()),
+                *((SOURCE_MAJOR,) if self.major.cells else ()),
+            ]
+            self._packed = [(bit, bytearray(VISIBLE_AREA_BYTES)) for bit in bits]
         done = self._packed_lines
         low = done.find(0, first, last + 1)
         if low >= 0:
@@ -950,8 +957,10 @@ class BaseLayer:
     def sources(self, first: int, last: int) -> np.ndarray:
         """The (243, 360) collision sources of the grid and major system (grid 0x30, major 0x80),
         lines first..last drawn (others may be unset)."""
-        if self._sources is None:
+        if not self.major.cells:
             return self.grid.drawn(first, last)
+        if self._sources is None:
+            self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         sourced = self._sourced
         low = sourced.find(0, first, last + 1)
         if low >= 0:
