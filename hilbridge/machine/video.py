@@ -26,10 +26,12 @@ i8244.cpp `screen_update`:
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
+from operator import itemgetter
 
 import numpy as np
 
@@ -887,20 +889,23 @@ def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tupl
     comparisons instead of 378)."""
     # cells on the same rectangle (the power-on registers stack every character at one place) are
     # one rectangle that is itself a box
-    covers: dict[tuple[int, int, int], int] = {}
-    for cell in cells:
-        covers[cell[:3]] = covers.get(cell[:3], 0) + 1
-    boxes = [
-        (y, bottom, x, min(x + 16, VISIBLE_WIDTH)) for (y, bottom, x), count in covers.items() if count > 1
-    ]
-    rectangles = sorted(covers, key=lambda rectangle: rectangle[2])
-    for index, (y, bottom, x) in enumerate(rectangles):
-        right = min(x + 16, VISIBLE_WIDTH)
-        for other_y, other_bottom, other_x in rectangles[index + 1 :]:
-            if other_x >= x + 16:
+    rectangles = [cell[:3] for cell in cells]
+    distinct = dict.fromkeys(rectangles)
+    boxes = []
+    if len(distinct) < len(rectangles):
+        boxes = [
+            (y, bottom, x, min(x + 16, VISIBLE_WIDTH))
+            for (y, bottom, x), count in Counter(rectangles).items()
+            if count > 1
+        ]
+    by_x = sorted(distinct, key=itemgetter(2))
+    for index, (y, bottom, x) in enumerate(by_x, 1):
+        reach = x + 16
+        for other_y, other_bottom, other_x in islice(by_x, index, None):
+            if other_x >= reach:
                 break  # this one and all after it start right of the cell
             if other_y < bottom and y < other_bottom:
-                boxes.append((max(y, other_y), min(bottom, other_bottom), other_x, right))
+                boxes.append((max(y, other_y), min(bottom, other_bottom), other_x, min(reach, VISIBLE_WIDTH)))
     return boxes
 
 
