@@ -39,7 +39,7 @@ from hilbridge.machine.charset import charset_rom
 
 VISIBLE_LINES = 243
 VISIBLE_WIDTH = 360
-LINE_BYTES = VISIBLE_WIDTH // 8  # a line of raster bits (`packed_sprite`, `BaseLayer.packed_sources`)
+LINE_BYTES = VISIBLE_WIDTH // 8  # a line of raster bits (`BaseLayer.packed_sources`)
 VISIBLE_AREA_BYTES = VISIBLE_LINES * LINE_BYTES
 BRIGHT = 8  # the palette index's I bit: every pixel of a span drawn with LUM (P17) bright
 _PAD_WIDTH = 656  # wide enough for any object at X = 255 (quads reach (255 + 5) * 2 + 112)
@@ -287,16 +287,13 @@ class Picture:
         if not self.sprites:
             return
         r = self.registers
-        for index, _zoomed, top, mask in self.sprites_in(first, last + 1):
-            # the sprite's mask is 360 wide: raster positions from its top line on, flat
-            offset = top * VISIBLE_WIDTH
-            low, high = max(start, offset), min(end, offset + mask.size)
+        for index, _zoomed, top, bottom, key in self.sprites:
+            if top > last or bottom <= first:
+                continue
+            origin, raster, _bits = placed_sprite(key)
+            low, high = max(start, top * VISIBLE_WIDTH), min(end, bottom * VISIBLE_WIDTH)
             colour = 8 + (r[4 * index + 2] >> 3 & 7)
-            np.copyto(
-                target[low - start : high - start],
-                colour,
-                where=mask.reshape(-1)[low - offset : high - offset],
-            )
+            np.copyto(target[low - start : high - start], colour, where=raster[low - origin : high - origin])
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
@@ -446,16 +443,11 @@ class Picture:
         for index, _zoomed, top, bottom, key in owner.sprites:
             if top > last_line or bottom <= first_line:
                 continue
-            packed = packed_sprite(key)
-            if packed is None:
-                continue
-            origin = top * LINE_BYTES
-            low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
-            if low < high:
-                shift = 8 * (low - first_byte)  # the sprite's first byte in the span
-                pixels = int.from_bytes(packed[low - origin : high - origin], "little") & (window >> shift)
-                if pixels:
-                    present.append((1 << index, pixels << shift))
+            origin, _raster, bits = placed_sprite(key)
+            shift = origin - 8 * first_byte  # where the sprite's raster bits start in the span's
+            pixels = (bits << shift if shift >= 0 else bits >> -shift) & window
+            if pixels:
+                present.append((1 << index, pixels))
         enable = self.enable
         found = 0
         for index, (bit, pixels) in enumerate(present):
@@ -567,12 +559,32 @@ def sprite_layer(key: bytes) -> np.ndarray | None:
     return visible
 
 
-@lru_cache(maxsize=256)
-def packed_sprite(key: bytes) -> bytes | None:
-    """`sprite_layer` as raster bits from the sprite's top line on (bit i of byte k = pixel 8k + i;
-    a line is 45 bytes)."""
-    mask = sprite_layer(key)
-    return None if mask is None else np.packbits(mask, bitorder="little").tobytes()
+SPRITE_WIDTH = 34  # a zoomed sprite's pixels reach 34 columns right of its left edge (8 * 4 + 2)
+
+
+@lru_cache(maxsize=1024)
+def sprite_raster(attribute: int, shape: bytes, width: int) -> tuple[np.ndarray, int]:
+    """A sprite's pixels as if its left edge were at x = 0 and a blank line above its top: flat
+    raster positions (line * 360 + x) of those lines, and the same as bits (bit i = position i).
+    A sprite's X only shifts this, so a sprite that moves finds it cached (a game that moves one
+    sprite along a line makes a new position every frame). `width`: the columns seen right of its
+    left edge (360 - left, or SPRITE_WIDTH or more when none is cut): pixels past the right edge
+    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom)."""
+    mask = sprite_shape(attribute, shape)
+    width = min(width, mask.shape[1])
+    raster = np.zeros((len(mask) + 1, VISIBLE_WIDTH), dtype=bool)
+    raster[1:, :width] = mask[:, :width]
+    flat = raster.reshape(-1)
+    flat.setflags(write=False)
+    return flat, int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
+
+
+def placed_sprite(key: bytes) -> tuple[int, np.ndarray, int]:
+    """(origin, raster, bits) of a sprite (`sprite_raster`): its pixel at raster position p is
+    raster[p - origin], bit p - origin. key: its Y, X, attribute and 8 shape bytes."""
+    left = (key[1] + 5) * 2
+    raster, bits = sprite_raster(key[2] & 7, key[3:11], min(VISIBLE_WIDTH - left, SPRITE_WIDTH))
+    return (key[0] - 1) * VISIBLE_WIDTH + left, raster, bits
 
 
 @lru_cache(maxsize=8)
