@@ -809,13 +809,14 @@ class MajorSystem:
         # (top line, bottom line + 1, x, pointer9, height pointer, colour) in drawing order
         self.cells = major_cells(key) if key else []
         self.cell_reach = bytearray(VISIBLE_LINES)  # 1 = a cell reaches that line
-        for y, bottom, *_rest in self.cells:
+        for y, bottom, _x, _pointer9, _height_pointer, _colour in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
         self._overlap_positions: np.ndarray | None = None
         # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
-        self.overlap_top = min((box[0] for box in self.overlap_boxes), default=VISIBLE_LINES)
-        self.overlap_bottom = max((box[1] for box in self.overlap_boxes), default=0)
+        boxes = self.overlap_boxes
+        self.overlap_top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
+        self.overlap_bottom = max([box[1] for box in boxes]) if boxes else 0
         self.overlap_masks = [0] * VISIBLE_LINES
         if self.cells:
             self.drawn_lines = bytearray(VISIBLE_LINES)
@@ -869,8 +870,8 @@ class MajorSystem:
         # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
         # colours are 8-15, so a pixel is opaque where it has one
         for y, bottom, x, pointer9, height_pointer, colour in self._paint_order:
-            top, stop = max(y, low), min(bottom, end)
-            if top < stop:
+            if y < end and low < bottom:
+                top, stop = max(y, low), min(bottom, end)
                 bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
                 np.copyto(self.colour[top:stop, x : x + 16], colour, where=bits)
         np.not_equal(self.colour[low:end], 0, out=self.opaque[low:end])
