@@ -78,6 +78,7 @@ ALIAS_CACHE_SIZE = 1024
 SPRITE_SLOTS = tuple((index, 4 * index, 0x80 + 8 * index) for index in range(3, -1, -1))
 SPRITE_X_LIMIT = VISIBLE_WIDTH // 2 - 5  # a sprite with X at or right of this starts off screen
 NO_SHAPE = bytes(8)
+_HIDE_FLAGS = (b"\0", b"\1")  # a major system key's last byte, by "hide Y < 14"
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
@@ -240,7 +241,7 @@ class Picture:
         # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
         grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
-        major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
+        major_key = r[0x10:0x80] + _HIDE_FLAGS[self.hides_high_characters] if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
         # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
@@ -776,7 +777,9 @@ def major_cells(key: bytes) -> list[MajorCell]:
         if y < hidden_above or y >= VISIBLE_LINES:
             continue
         height_pointer = r[base + 14]  # the 4th character's pointer sets the height
-        bottom = min(y + _CELL_LINES[((y >> 1) + height_pointer) & 7], VISIBLE_LINES)
+        bottom = y + _CELL_LINES[((y >> 1) + height_pointer) & 7]
+        if bottom > VISIBLE_LINES:
+            bottom = VISIBLE_LINES
         x = (r[base + 1] + 5) * 2
         for at in range(base + 2, base + 16, 4):  # each character's pointer, 32 pixels apart
             if x >= VISIBLE_WIDTH:
@@ -791,7 +794,9 @@ def major_cells(key: bytes) -> list[MajorCell]:
         if y < hidden_above or y >= VISIBLE_LINES or x >= VISIBLE_WIDTH:
             continue
         pointer, attribute = r[base + 2], r[base + 3]
-        bottom = min(y + _CELL_LINES[((y >> 1) + pointer) & 7], VISIBLE_LINES)
+        bottom = y + _CELL_LINES[((y >> 1) + pointer) & 7]
+        if bottom > VISIBLE_LINES:
+            bottom = VISIBLE_LINES
         cells.append((y, bottom, x, pointer | (attribute & 1) << 8, pointer, 8 + (attribute >> 1 & 7)))
     return cells
 
