@@ -580,9 +580,11 @@ def sprite_raster(attribute: int, shape: bytes, width: int) -> tuple[np.ndarray,
     return flat, int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
 
 
+@lru_cache(maxsize=1024)
 def placed_sprite(key: bytes) -> tuple[int, np.ndarray, int]:
     """(origin, raster, bits) of a sprite (`sprite_raster`): its pixel at raster position p is
-    raster[p - origin], bit p - origin. key: its Y, X, attribute and 8 shape bytes."""
+    raster[p - origin], bit p - origin. key: its Y, X, attribute and 8 shape bytes (the one bytes
+    object a picture keeps per sprite, so a lookup hashes nothing new)."""
     left = (key[1] + 5) * 2
     raster, bits = sprite_raster(key[2] & 7, key[3:11], min(VISIBLE_WIDTH - left, SPRITE_WIDTH))
     return (key[0] - 1) * VISIBLE_WIDTH + left, raster, bits
