@@ -283,7 +283,7 @@ class Picture:
         if not self._built:
             self._build()
         first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
-        base = self.base.coloured(self.registers[COLOUR], lum, first, last).reshape(-1)
+        base = self.base.coloured(self.registers[COLOUR], lum, first, last)
         target[...] = base[start:end]
         if not self.sprites:
             return
@@ -945,8 +945,10 @@ class BaseLayer:
 
     def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
         self.grid, self.major = grid, major
-        # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
-        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
+        # (A3, LUM) -> (palette indices, the same flat, 1 = that line painted), least recently used first
+        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, np.ndarray, bytearray]] = (
+            OrderedDict()
+        )
         # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
         # the grid's own
         self._sources: np.ndarray | None = None
@@ -1001,23 +1003,25 @@ class BaseLayer:
         return self._sources
 
     def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
-        """The (243, 360) palette indices with A3 = `colour` and `lum`, lines first..last painted."""
+        """The palette indices with A3 = `colour` and `lum` in raster order (line * 360 + x), lines
+        first..last painted."""
         key = (colour, lum)
         entry = self._coloured.get(key)
         if entry is None:
-            entry = (np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8), bytearray(VISIBLE_LINES))
+            pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            entry = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
             self._coloured[key] = entry
             if len(self._coloured) > COLOURED_BASES:
                 self._coloured.popitem(last=False)
         else:
             self._coloured.move_to_end(key)
-        pixels, painted = entry
+        pixels, raster, painted = entry
         low = painted.find(0, first, last + 1)
         if low >= 0:
             end = painted.rfind(0, first, last + 1) + 1
             self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
             painted[low:end] = b"\1" * (end - low)
-        return pixels
+        return raster
 
     def _paint(self, target: np.ndarray, low: int, end: int, colour: int, bright: int) -> None:
         """Lines low..end-1: background, grid, then the major system (its colours are bright)."""
@@ -1134,7 +1138,12 @@ class Renderer:
                 index, position = self._overlap_cursor
                 for span in spans[index:]:
                     start = position if position > span.start else span.start
-                    if start < span.end and span.picture.overlaps(start, span.end):
+                    # (with the display off a picture has no major cell: no call)
+                    if (
+                        start < span.end
+                        and span.picture.objects_on
+                        and span.picture.overlaps(start, span.end)
+                    ):
                         self._pending_overlap = True
                         break
                     position = 0
