@@ -561,6 +561,17 @@ def sprite_layer(key: bytes) -> np.ndarray | None:
 
 
 SPRITE_WIDTH = 34  # a zoomed sprite's pixels reach 34 columns right of its left edge (8 * 4 + 2)
+# by zoom (2 or 4 pixels a bit), by shape byte: its bits (bit 0 leftmost) each repeated that often
+_SPREAD_BITS = {
+    size: tuple(
+        sum(((1 << size) - 1) << (bit * size) for bit in range(8) if byte >> bit & 1) for byte in range(256)
+    )
+    for size in (2, 4)
+}
+# by attribute b0-b1, by shape row: is the row shifted right by half a unit (see `sprite_shape`)
+_ROW_SHIFTS = tuple(
+    tuple({0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[mode] for row in range(8)) for mode in range(4)
+)
 
 
 @lru_cache(maxsize=1024)
@@ -570,14 +581,21 @@ def sprite_raster(attribute: int, shape: bytes, width: int) -> tuple[np.ndarray,
     A sprite's X only shifts this, so a sprite that moves finds it cached (a game that moves one
     sprite along a line makes a new position every frame). `width`: the columns seen right of its
     left edge (360 - left, or SPRITE_WIDTH or more when none is cut): pixels past the right edge
-    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom)."""
-    mask = sprite_shape(attribute, shape)
-    width = min(width, mask.shape[1])
-    raster = np.zeros((len(mask) + 1, VISIBLE_WIDTH), dtype=bool)
-    raster[1:, :width] = mask[:, :width]
-    flat = raster.reshape(-1)
-    flat.setflags(write=False)
-    return flat, int.from_bytes(np.packbits(flat, bitorder="little").tobytes(), "little")
+    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom), as `sprite_shape`
+    draws them; made as bytes of raster bits, a line per row repeated (one numpy call, not one
+    per row: a game that rewrites a shape every frame makes a new one each time)."""
+    size = 4 if attribute & 4 else 2
+    spread = _SPREAD_BITS[size]
+    shifts = _ROW_SHIFTS[attribute & 3]
+    visible = (1 << width) - 1
+    lines = [bytes(LINE_BYTES)]
+    for row in range(8):
+        line = (spread[shape[row]] << shifts[row] * (size // 2)) & visible
+        lines += [line.to_bytes(LINE_BYTES, "little")] * size
+    packed = b"".join(lines)
+    raster = np.unpackbits(np.frombuffer(packed, dtype=np.uint8), bitorder="little").view(bool)
+    raster.setflags(write=False)
+    return raster, int.from_bytes(packed, "little")
 
 
 @lru_cache(maxsize=1024)
