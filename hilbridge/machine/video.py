@@ -26,10 +26,12 @@ i8244.cpp `screen_update`:
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
+from operator import itemgetter
 
 import numpy as np
 
@@ -37,7 +39,7 @@ from hilbridge.machine.charset import charset_rom
 
 VISIBLE_LINES = 243
 VISIBLE_WIDTH = 360
-LINE_BYTES = VISIBLE_WIDTH // 8  # a line of raster bits (`packed_sprite`, `BaseLayer.packed_sources`)
+LINE_BYTES = VISIBLE_WIDTH // 8  # a line of raster bits (`BaseLayer.packed_sources`)
 VISIBLE_AREA_BYTES = VISIBLE_LINES * LINE_BYTES
 BRIGHT = 8  # the palette index's I bit: every pixel of a span drawn with LUM (P17) bright
 _PAD_WIDTH = 656  # wide enough for any object at X = 255 (quads reach (255 + 5) * 2 + 112)
@@ -76,6 +78,7 @@ ALIAS_CACHE_SIZE = 1024
 SPRITE_SLOTS = tuple((index, 4 * index, 0x80 + 8 * index) for index in range(3, -1, -1))
 SPRITE_X_LIMIT = VISIBLE_WIDTH // 2 - 5  # a sprite with X at or right of this starts off screen
 NO_SHAPE = bytes(8)
+_HIDE_FLAGS = (b"\0", b"\1")  # a major system key's last byte, by "hide Y < 14"
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
@@ -238,7 +241,7 @@ class Picture:
         # grid and characters change less often than sprites: their layers are shared between pictures
         grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
         grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
-        major_key = bytes(r[0x10:0x80]) + bytes([self.hides_high_characters]) if self.objects_on else b""
+        major_key = r[0x10:0x80] + _HIDE_FLAGS[self.hides_high_characters] if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
         # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
@@ -280,21 +283,18 @@ class Picture:
         if not self._built:
             self._build()
         first, last = start // VISIBLE_WIDTH, (end - 1) // VISIBLE_WIDTH
-        base = self.base.coloured(self.registers[COLOUR], lum, first, last).reshape(-1)
+        base = self.base.coloured(self.registers[COLOUR], lum, first, last)
         target[...] = base[start:end]
         if not self.sprites:
             return
         r = self.registers
-        for index, _zoomed, top, mask in self.sprites_in(first, last + 1):
-            # the sprite's mask is 360 wide: raster positions from its top line on, flat
-            offset = top * VISIBLE_WIDTH
-            low, high = max(start, offset), min(end, offset + mask.size)
+        for index, _zoomed, top, bottom, key in self.sprites:
+            if top > last or bottom <= first:
+                continue
+            origin, raster, _bits = placed_sprite(key)
+            low, high = max(start, top * VISIBLE_WIDTH), min(end, bottom * VISIBLE_WIDTH)
             colour = 8 + (r[4 * index + 2] >> 3 & 7)
-            np.copyto(
-                target[low - start : high - start],
-                colour,
-                where=mask.reshape(-1)[low - offset : high - offset],
-            )
+            np.copyto(target[low - start : high - start], colour, where=raster[low - origin : high - origin])
 
     def _collide(self, first: int, last: int) -> None:
         """Collision bits of the drawing pass and of the edge pass on lines first..last.
@@ -444,16 +444,11 @@ class Picture:
         for index, _zoomed, top, bottom, key in owner.sprites:
             if top > last_line or bottom <= first_line:
                 continue
-            packed = packed_sprite(key)
-            if packed is None:
-                continue
-            origin = top * LINE_BYTES
-            low, high = max(first_byte, origin), min(end_byte, origin + len(packed))
-            if low < high:
-                shift = 8 * (low - first_byte)  # the sprite's first byte in the span
-                pixels = int.from_bytes(packed[low - origin : high - origin], "little") & (window >> shift)
-                if pixels:
-                    present.append((1 << index, pixels << shift))
+            origin, _raster, bits = placed_sprite(key)
+            shift = origin - 8 * first_byte  # where the sprite's raster bits start in the span's
+            pixels = (bits << shift if shift >= 0 else bits >> -shift) & window
+            if pixels:
+                present.append((1 << index, pixels))
         enable = self.enable
         found = 0
         for index, (bit, pixels) in enumerate(present):
@@ -565,12 +560,52 @@ def sprite_layer(key: bytes) -> np.ndarray | None:
     return visible
 
 
-@lru_cache(maxsize=256)
-def packed_sprite(key: bytes) -> bytes | None:
-    """`sprite_layer` as raster bits from the sprite's top line on (bit i of byte k = pixel 8k + i;
-    a line is 45 bytes)."""
-    mask = sprite_layer(key)
-    return None if mask is None else np.packbits(mask, bitorder="little").tobytes()
+SPRITE_WIDTH = 34  # a zoomed sprite's pixels reach 34 columns right of its left edge (8 * 4 + 2)
+# by zoom (2 or 4 pixels a bit), by shape byte: its bits (bit 0 leftmost) each repeated that often
+_SPREAD_BITS = {
+    size: tuple(
+        sum(((1 << size) - 1) << (bit * size) for bit in range(8) if byte >> bit & 1) for byte in range(256)
+    )
+    for size in (2, 4)
+}
+# by attribute b0-b1, by shape row: is the row shifted right by half a unit (see `sprite_shape`)
+_ROW_SHIFTS = tuple(
+    tuple({0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[mode] for row in range(8)) for mode in range(4)
+)
+
+
+@lru_cache(maxsize=1024)
+def sprite_raster(attribute: int, shape: bytes, width: int) -> tuple[np.ndarray, int]:
+    """A sprite's pixels as if its left edge were at x = 0 and a blank line above its top: flat
+    raster positions (line * 360 + x) of those lines, and the same as bits (bit i = position i).
+    A sprite's X only shifts this, so a sprite that moves finds it cached (a game that moves one
+    sprite along a line makes a new position every frame). `width`: the columns seen right of its
+    left edge (360 - left, or SPRITE_WIDTH or more when none is cut): pixels past the right edge
+    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom), as `sprite_shape`
+    draws them; made as bytes of raster bits, a line per row repeated (one numpy call, not one
+    per row: a game that rewrites a shape every frame makes a new one each time)."""
+    size = 4 if attribute & 4 else 2
+    spread = _SPREAD_BITS[size]
+    shifts = _ROW_SHIFTS[attribute & 3]
+    visible = (1 << width) - 1
+    lines = [bytes(LINE_BYTES)]
+    for row in range(8):
+        line = (spread[shape[row]] << shifts[row] * (size // 2)) & visible
+        lines += [line.to_bytes(LINE_BYTES, "little")] * size
+    packed = b"".join(lines)
+    raster = np.unpackbits(np.frombuffer(packed, dtype=np.uint8), bitorder="little").view(bool)
+    raster.setflags(write=False)
+    return raster, int.from_bytes(packed, "little")
+
+
+@lru_cache(maxsize=1024)
+def placed_sprite(key: bytes) -> tuple[int, np.ndarray, int]:
+    """(origin, raster, bits) of a sprite (`sprite_raster`): its pixel at raster position p is
+    raster[p - origin], bit p - origin. key: its Y, X, attribute and 8 shape bytes (the one bytes
+    object a picture keeps per sprite, so a lookup hashes nothing new)."""
+    left = (key[1] + 5) * 2
+    raster, bits = sprite_raster(key[2] & 7, key[3:11], min(VISIBLE_WIDTH - left, SPRITE_WIDTH))
+    return (key[0] - 1) * VISIBLE_WIDTH + left, raster, bits
 
 
 @lru_cache(maxsize=8)
@@ -585,11 +620,14 @@ def grid_columns(width_units: int, count: int) -> np.ndarray:
     return masks
 
 
-# the grid row drawn on each line: horizontal bar row 0-8 (9 = none), vertical bar row 0-7 (8 = none)
+# the grid row drawn on each line: horizontal bar row 0-8 (9 = none), vertical bar row 0-7 (8 = none),
+# as bytes (the rows of a few lines are a slice, read without numpy)
 _LINE_OFFSET = np.arange(VISIBLE_LINES) - GRID_Y0
 _GRID_ROW = np.where(_LINE_OFFSET >= 0, _LINE_OFFSET // GRID_CELL_LINES, 99)
-HORIZONTAL_ROW_OF_LINE = np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9)
-VERTICAL_ROW_OF_LINE = np.where(_GRID_ROW < 8, _GRID_ROW, 8)
+HORIZONTAL_ROW_OF_LINE = bytes(
+    np.where((_GRID_ROW < 9) & (_LINE_OFFSET % GRID_CELL_LINES < 3), _GRID_ROW, 9).tolist()
+)
+VERTICAL_ROW_OF_LINE = bytes(np.where(_GRID_ROW < 8, _GRID_ROW, 8).tolist())
 
 
 def _bits_of_row(columns: bytes | list[int], row: int) -> int:
@@ -648,37 +686,47 @@ class GridLayer:
             return
         self.pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self._built = bytearray(VISIBLE_LINES)
-        self.horizontal: np.ndarray | None = None
-        self.vertical: np.ndarray | None = None
+        # each bar row's source bits (360 bytes), made when a line that shows it is drawn; the last
+        # of each is the row of the lines without a bar
+        self._horizontal_rows: list[bytes] = [b""] * 9 + [bytes(VISIBLE_WIDTH)]
+        self._vertical_rows: list[bytes] = [b""] * 8 + [bytes(VISIBLE_WIDTH)]
 
-    def _bar_rows(self) -> None:
-        """The source bits of each horizontal bar row (with the dots) and each vertical bar row,
-        from one cached row per set of pieces that are on (a few dozen bit operations: a game or
-        test that rewrites C0-EF every frame makes a new layer each frame)."""
-        key = self.key
-        control, registers = key[0], key[1:]
-        bars = [
-            registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
-        ]  # C0-C8, D0-D8
-        dots = bool(control & CONTROL_DOTS)
-        rows = [horizontal_bar_row(_bits_of_row(bars, row), dots) for row in range(9)]
-        self.horizontal = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 9: no bar
-        wide = bool(control & CONTROL_WIDE_BARS)
-        columns = registers[0x20:0x2A]  # E0-E9
-        rows = [vertical_bar_row(_bits_of_row(columns, row), wide) for row in range(8)]
-        self.vertical = _stack_rows([*rows, bytes(VISIBLE_WIDTH)])  # row 8: no bar
+    def _bar_rows(self, horizontal_rows: bytes, vertical_rows: bytes) -> tuple[list[bytes], list[bytes]]:
+        """The horizontal bar rows (with the dots) and vertical bar rows by row number, with those
+        of `horizontal_rows` and `vertical_rows` made, from one cached row per set of pieces that
+        are on: a game or test that rewrites C0-EF every frame makes a new layer each frame, which
+        may draw one line (one row of 17)."""
+        control, registers = self.key[0], self.key[1:]
+        horizontal, vertical = self._horizontal_rows, self._vertical_rows
+        new_horizontal = [row for row in set(horizontal_rows) if not horizontal[row]]
+        if new_horizontal:
+            bars = [
+                registers[column] | (registers[0x10 + column] & 1) << 8 for column in range(9)
+            ]  # C0-C8, D0-D8
+            dots = bool(control & CONTROL_DOTS)
+            for row in new_horizontal:
+                horizontal[row] = horizontal_bar_row(_bits_of_row(bars, row), dots)
+        new_vertical = [row for row in set(vertical_rows) if not vertical[row]]
+        if new_vertical:
+            columns = registers[0x20:0x2A]  # E0-E9
+            wide = bool(control & CONTROL_WIDE_BARS)
+            for row in new_vertical:
+                vertical[row] = vertical_bar_row(_bits_of_row(columns, row), wide)
+        return horizontal, vertical
 
     def drawn(self, first: int, last: int) -> np.ndarray:
-        """The (243, 360) source bits, with lines first..last drawn (others may be unset)."""
+        """The (243, 360) source bits, with lines first..last drawn (others may be unset): each
+        line's horizontal bar row | its vertical bar row, the rows of the lines joined as bytes."""
         built = self._built
         low = built.find(0, first, last + 1)
         if low >= 0:
             end = built.rfind(0, first, last + 1) + 1
-            if self.horizontal is None:
-                self._bar_rows()
+            horizontal_rows = HORIZONTAL_ROW_OF_LINE[low:end]
+            vertical_rows = VERTICAL_ROW_OF_LINE[low:end]
+            horizontal, vertical = self._bar_rows(horizontal_rows, vertical_rows)
             np.bitwise_or(
-                self.horizontal[HORIZONTAL_ROW_OF_LINE[low:end]],
-                self.vertical[VERTICAL_ROW_OF_LINE[low:end]],
+                _stack_rows([horizontal[row] for row in horizontal_rows]),
+                _stack_rows([vertical[row] for row in vertical_rows]),
                 out=self.pixels[low:end],
             )
             built[low:end] = b"\1" * (end - low)
@@ -730,44 +778,85 @@ def character_cell(y: int, pointer9: int, height_pointer: int) -> np.ndarray | N
 
 
 _MAJOR_WIDTH = VISIBLE_WIDTH + 16  # a cell starting left of the edge draws up to 15 pixels past it
+# the lines a character cell is tall by ((y >> 1) + its height pointer) & 7 (see `character_cell`)
+_CELL_LINES = tuple(2 * ((7 - step) or 8) for step in range(8))
+MajorCell = tuple[int, int, int, int, int, int]  # top, bottom + 1, x, pointer9, height pointer, colour
+
+
+def major_cells(key: bytes) -> list[MajorCell]:
+    """The cells of `major_objects` that can be seen, as (top line, bottom line + 1, x, pointer9,
+    height pointer, colour) in drawing order: Y hidden (8244), X right of the visible area or Y
+    below it left out. One loop over the registers without a tuple per object: a game or test that
+    rewrites the characters every frame makes a new major system each frame.
+    key: registers 10-7F and a byte "hide Y < 14" (8244)."""
+    r = key
+    hidden_above = NTSC_HIDDEN_Y if key[-1] else 0
+    cells: list[MajorCell] = []
+    for base in (0x60, 0x50, 0x40, 0x30):  # quads 3 -> 0: placed by their first character
+        y = r[base]
+        if y < hidden_above or y >= VISIBLE_LINES:
+            continue
+        height_pointer = r[base + 14]  # the 4th character's pointer sets the height
+        bottom = y + _CELL_LINES[((y >> 1) + height_pointer) & 7]
+        if bottom > VISIBLE_LINES:
+            bottom = VISIBLE_LINES
+        x = (r[base + 1] + 5) * 2
+        for at in range(base + 2, base + 16, 4):  # each character's pointer, 32 pixels apart
+            if x >= VISIBLE_WIDTH:
+                break
+            attribute = r[at + 1]
+            cells.append(
+                (y, bottom, x, r[at] | (attribute & 1) << 8, height_pointer, 8 + (attribute >> 1 & 7))
+            )
+            x += 32
+    for base in range(44, -1, -4):  # characters 11 -> 0
+        y, x = r[base], (r[base + 1] + 5) * 2
+        if y < hidden_above or y >= VISIBLE_LINES or x >= VISIBLE_WIDTH:
+            continue
+        pointer, attribute = r[base + 2], r[base + 3]
+        bottom = y + _CELL_LINES[((y >> 1) + pointer) & 7]
+        if bottom > VISIBLE_LINES:
+            bottom = VISIBLE_LINES
+        cells.append((y, bottom, x, pointer | (attribute & 1) << 8, pointer, 8 + (attribute >> 1 & 7)))
+    return cells
 
 
 class MajorSystem:
     """The major system (quads, then characters) of one set of registers 10-7F, drawn line by line
     on first use: opaque pixels, colour of the first opaque pixel, overlap (two cells or more),
-    lines with an opaque pixel, and each line's overlap as a bit mask (bit x = pixel x).
+    and each line's overlap as a bit mask (bit x = pixel x).
     Cells starting right of the visible area are left out (nothing of them is seen or overlaps)."""
 
     def __init__(self, key: bytes) -> None:
-        """key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off."""
+        """key: registers 10-7F and a byte "hide Y < 14" (8244), or b"" when the display is off.
+        The whole-area arrays wait for the first line drawn (`build`): a picture made by a write
+        mid-frame may need no line of them, or only the cells and their overlap boxes."""
         # (top line, bottom line + 1, x, pointer9, height pointer, colour) in drawing order
-        self.cells: list[tuple[int, int, int, int, int, int]] = []
-        if key:
-            hide_high = bool(key[-1])
-            for y, x, pointer9, colour, height_pointer in major_objects(key[:-1]):
-                if (hide_high and y < NTSC_HIDDEN_Y) or x >= VISIBLE_WIDTH or y >= VISIBLE_LINES:
-                    continue
-                bottom = min(y + 2 * (7 - (((y >> 1) + height_pointer) & 7) or 8), VISIBLE_LINES)
-                self.cells.append((y, bottom, x, pointer9, height_pointer, colour))
+        self.cells = major_cells(key) if key else []
         self.cell_reach = bytearray(VISIBLE_LINES)  # 1 = a cell reaches that line
-        for y, bottom, *_rest in self.cells:
+        for y, bottom, _x, _pointer9, _height_pointer, _colour in self.cells:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
         self._overlap_positions: np.ndarray | None = None
         # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
-        self.overlap_top = min((box[0] for box in self.overlap_boxes), default=VISIBLE_LINES)
-        self.overlap_bottom = max((box[1] for box in self.overlap_boxes), default=0)
-        # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
-        self._paint_order = list(reversed(dict.fromkeys(self.cells)))
-        # uninitialised until `build` draws a line, except with no cell: then all is drawn (empty)
-        blank = np.empty if self.cells else np.zeros
+        boxes = self.overlap_boxes
+        self.overlap_top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
+        self.overlap_bottom = max([box[1] for box in boxes]) if boxes else 0
+        self.overlap_masks = [0] * VISIBLE_LINES
+        if self.cells:
+            self.drawn_lines = bytearray(VISIBLE_LINES)
+            self._allocated = False
+        else:
+            # with no cell all is drawn (empty)
+            self.drawn_lines = bytearray(b"\1" * VISIBLE_LINES)
+            self._allocate(np.zeros)
+
+    def _allocate(self, blank: Callable[..., np.ndarray]) -> None:
         shape = (VISIBLE_LINES, _MAJOR_WIDTH)
         self.opaque = blank(shape, bool)
         self.colour = blank(shape, np.uint8)
         self.overlap = blank((VISIBLE_LINES, VISIBLE_WIDTH), bool)
-        self.lines = blank(VISIBLE_LINES, bool)
-        self.overlap_masks = [0] * VISIBLE_LINES
-        self.drawn_lines = bytearray(VISIBLE_LINES) if self.cells else bytearray(b"\1" * VISIBLE_LINES)
+        self._allocated = True
 
     def overlap_positions(self) -> np.ndarray:
         """Sorted raster indices (line * 360 + x) where two cells or more meet, found once per
@@ -798,27 +887,33 @@ class MajorSystem:
         if low < 0:
             return True
         end = built.rfind(0, first, last + 1) + 1
+        if not self._allocated:
+            self._allocate(np.empty)  # uninitialised: each line is set when drawn
+            # a cell drawn twice (the power-on registers stack equal characters) paints what it did once
+            self._paint_order = list(reversed(dict.fromkeys(self.cells)))
         self.colour[low:end] = 0
         # the first cell drawn keeps a pixel's colour: drawn last to first, each overwrites the rest;
         # colours are 8-15, so a pixel is opaque where it has one
         for y, bottom, x, pointer9, height_pointer, colour in self._paint_order:
-            top, stop = max(y, low), min(bottom, end)
-            if top < stop:
+            if y < end and low < bottom:
+                top, stop = max(y, low), min(bottom, end)
                 bits = character_cell(y, pointer9, height_pointer)[top - y : stop - y]
                 np.copyto(self.colour[top:stop, x : x + 16], colour, where=bits)
         np.not_equal(self.colour[low:end], 0, out=self.opaque[low:end])
         overlap = self.overlap[low:end]
         overlap.fill(False)
+        boxed = False  # a box reaches these lines (most lines have none: no masks to look for)
         for top, stop, left, right in self.overlap_boxes:
             top, stop = max(top, low), min(stop, end)
             if top < stop:
                 self.overlap[top:stop, left:right] = True
-        self.opaque[low:end, :VISIBLE_WIDTH].any(axis=1, out=self.lines[low:end])
-        masks = self.overlap_masks
-        for row in np.flatnonzero(overlap.any(axis=1)).tolist():
-            masks[low + row] = int.from_bytes(
-                np.packbits(overlap[row], bitorder="little").tobytes(), "little"
-            )
+                boxed = True
+        if boxed:
+            masks = self.overlap_masks
+            for row in np.flatnonzero(overlap.any(axis=1)).tolist():
+                masks[low + row] = int.from_bytes(
+                    np.packbits(overlap[row], bitorder="little").tobytes(), "little"
+                )
         built[low:end] = b"\1" * (end - low)
         return True
 
@@ -832,20 +927,23 @@ def overlap_boxes(cells: list[tuple[int, int, int, int, int, int]]) -> list[tupl
     comparisons instead of 378)."""
     # cells on the same rectangle (the power-on registers stack every character at one place) are
     # one rectangle that is itself a box
-    covers: dict[tuple[int, int, int], int] = {}
-    for cell in cells:
-        covers[cell[:3]] = covers.get(cell[:3], 0) + 1
-    boxes = [
-        (y, bottom, x, min(x + 16, VISIBLE_WIDTH)) for (y, bottom, x), count in covers.items() if count > 1
-    ]
-    rectangles = sorted(covers, key=lambda rectangle: rectangle[2])
-    for index, (y, bottom, x) in enumerate(rectangles):
-        right = min(x + 16, VISIBLE_WIDTH)
-        for other_y, other_bottom, other_x in rectangles[index + 1 :]:
-            if other_x >= x + 16:
+    rectangles = [cell[:3] for cell in cells]
+    distinct = dict.fromkeys(rectangles)
+    boxes = []
+    if len(distinct) < len(rectangles):
+        boxes = [
+            (y, bottom, x, min(x + 16, VISIBLE_WIDTH))
+            for (y, bottom, x), count in Counter(rectangles).items()
+            if count > 1
+        ]
+    by_x = sorted(distinct, key=itemgetter(2))
+    for index, (y, bottom, x) in enumerate(by_x, 1):
+        reach = x + 16
+        for other_y, other_bottom, other_x in islice(by_x, index, None):
+            if other_x >= reach:
                 break  # this one and all after it start right of the cell
             if other_y < bottom and y < other_bottom:
-                boxes.append((max(y, other_y), min(bottom, other_bottom), other_x, right))
+                boxes.append((max(y, other_y), min(bottom, other_bottom), other_x, min(reach, VISIBLE_WIDTH)))
     return boxes
 
 
@@ -865,21 +963,30 @@ class BaseLayer:
 
     def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
         self.grid, self.major = grid, major
-        # (A3, LUM) -> (palette indices, 1 = that line painted), least recently used first
-        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, bytearray]] = OrderedDict()
-        # collision sources (grid bits | SOURCE_MAJOR) per pixel; with no cell, the grid's own
-        self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8) if major.cells else None
+        # (A3, LUM) -> (palette indices, the same flat, 1 = that line painted), least recently used first
+        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, np.ndarray, bytearray]] = (
+            OrderedDict()
+        )
+        # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
+        # the grid's own
+        self._sources: np.ndarray | None = None
         self._sourced = bytearray(VISIBLE_LINES)
         # raster bits (bit i of byte k = pixel 8k + i) of the vertical bars, the horizontal bars and
-        # the major system, each left out when the layer has none; lines packed on first use
-        bits = [*(GRID_SOURCES_PACKED if grid.on else ()), *((SOURCE_MAJOR,) if major.cells else ())]
-        self._packed = [(bit, bytearray(VISIBLE_AREA_BYTES)) for bit in bits]
+        # the major system, each left out when the layer has none; made on first use, lines packed
+        # then (a base that many pictures share may never be asked)
+        self._packed: list[tuple[int, bytearray]] | None = None
         self._packed_lines = bytearray(VISIBLE_LINES)
 
     def packed_sources(self, first: int, last: int) -> list[tuple[int, bytearray]]:
         """(source bit, raster bits of the whole area) of the vertical bars, the horizontal bars and
         the major system (see `Picture._pair_collisions`), lines first..last packed (others may be
         unset). A line is 45 whole bytes, so a span's lines are packed on their own."""
+        if self._packed is None:
+            bits = [
+                *(GRID_SOURCES_PACKED if self.grid.on else ()),
+                *((SOURCE_MAJOR,) if self.major.cells else ()),
+            ]
+            self._packed = [(bit, bytearray(VISIBLE_AREA_BYTES)) for bit in bits]
         done = self._packed_lines
         low = done.find(0, first, last + 1)
         if low >= 0:
@@ -895,8 +1002,10 @@ class BaseLayer:
     def sources(self, first: int, last: int) -> np.ndarray:
         """The (243, 360) collision sources of the grid and major system (grid 0x30, major 0x80),
         lines first..last drawn (others may be unset)."""
-        if self._sources is None:
+        if not self.major.cells:
             return self.grid.drawn(first, last)
+        if self._sources is None:
+            self._sources = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         sourced = self._sourced
         low = sourced.find(0, first, last + 1)
         if low >= 0:
@@ -912,23 +1021,25 @@ class BaseLayer:
         return self._sources
 
     def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
-        """The (243, 360) palette indices with A3 = `colour` and `lum`, lines first..last painted."""
+        """The palette indices with A3 = `colour` and `lum` in raster order (line * 360 + x), lines
+        first..last painted."""
         key = (colour, lum)
         entry = self._coloured.get(key)
         if entry is None:
-            entry = (np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8), bytearray(VISIBLE_LINES))
+            pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
+            entry = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
             self._coloured[key] = entry
             if len(self._coloured) > COLOURED_BASES:
                 self._coloured.popitem(last=False)
         else:
             self._coloured.move_to_end(key)
-        pixels, painted = entry
+        pixels, raster, painted = entry
         low = painted.find(0, first, last + 1)
         if low >= 0:
             end = painted.rfind(0, first, last + 1) + 1
             self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
             painted[low:end] = b"\1" * (end - low)
-        return pixels
+        return raster
 
     def _paint(self, target: np.ndarray, low: int, end: int, colour: int, bright: int) -> None:
         """Lines low..end-1: background, grid, then the major system (its colours are bright)."""
@@ -1045,7 +1156,12 @@ class Renderer:
                 index, position = self._overlap_cursor
                 for span in spans[index:]:
                     start = position if position > span.start else span.start
-                    if start < span.end and span.picture.overlaps(start, span.end):
+                    # (with the display off a picture has no major cell: no call)
+                    if (
+                        start < span.end
+                        and span.picture.objects_on
+                        and span.picture.overlaps(start, span.end)
+                    ):
                         self._pending_overlap = True
                         break
                     position = 0

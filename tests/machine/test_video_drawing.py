@@ -222,7 +222,6 @@ def test_major_system_drawn_line_range_by_line_range_equals_drawn_at_once(
     assert (pieces.opaque == whole.opaque).all()
     assert (pieces.colour[whole.opaque] == whole.colour[whole.opaque]).all()
     assert (pieces.overlap == whole.overlap).all()
-    assert (pieces.lines == whole.lines).all()
     assert pieces.overlap_masks == whole.overlap_masks
     # bit x of a line's mask = overlap at x, compared as strings of 0s and 1s (bit 0 first), which
     # costs far less than a list of every bit of every line
