@@ -722,7 +722,10 @@ class Vdc:
         if end > VISIBLE_AREA:
             end = VISIBLE_AREA
         if start < end:
-            self.renderer.add_range(start, end, self._current_picture(), self.lum_bright)
+            picture = self._picture  # `_current_picture` without the call while it is known
+            if picture is None:
+                picture = self._current_picture()
+            self.renderer.add_range(start, end, picture, self.lum_bright)
 
     def _update_now(self, line: int, hpos: int) -> None:
         """MAME update_now with the beam at (`line`, `hpos`): draw up to the pixel before it and
@@ -758,7 +761,8 @@ class Vdc:
     def _draw_to_beam(self, cycle: int, pixel: int | None = None) -> None:
         if pixel is None:
             pixel = self._beam_pixel(cycle)
-        self._catch_up(pixel)
+        if pixel >= self._frame_end or self._deferred_update >= 0:  # `_catch_up` has work to do
+            self._catch_up(pixel)
         line0 = self._frame_end - self._frame_pixels + self._line0_offset
         into_frame = pixel - line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
