@@ -110,6 +110,7 @@ class Cpu:
         "p2",
         "pc",
         "poll_anchors",
+        "poll_paths",
         "prog",
         "psw",
         "ram",
@@ -169,6 +170,7 @@ class Cpu:
         # per anchor, registers and inputs: (RAM getter, its values, the loop found) for each RAM
         self.idle_loops: dict[tuple[object, ...], list[IdleEntry]] = {}
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
+        self.poll_paths: dict[tuple[int, int], bool] = {}  # per (PC, MOVX): may it lead back?
         self.anchor_failures: dict[int, int] = {}  # per anchor: failed tries, -1 once one skipped
         self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
         self.anchor_credit: dict[int, int] = {}  # per spin anchor that skipped: cycles saved - tries' cost
@@ -524,7 +526,8 @@ class Cpu:
         else:
             t1, irq, ports = board.t1(cycle), board.irq(cycle), self._ports(cycle)
             state = (*key[2:], bytes(ram), t1, irq)
-            analysis = idle.run_iteration(self.prog, anchor, movx_pc, state, ports)  # type: ignore[arg-type]
+            reaches = self._poll_reaches(movx_pc) if movx_pc >= 0 else None
+            analysis = idle.run_iteration(self.prog, anchor, movx_pc, state, ports, reaches)  # type: ignore[arg-type]
             guard = itemgetter(*analysis.touched) if analysis.touched else _nothing
             if len(known) >= 32:
                 known.clear()
@@ -572,6 +575,22 @@ class Cpu:
         self.cycle = cycle + count * period
         if movx_pc >= 0:
             self.a = board.peek_read(address, self.cycle)
+
+    def _poll_reaches(self, movx_pc: int) -> idle.Reaches:
+        """Whether a static path may lead from a PC back to the poll's MOVX at `movx_pc`, cached
+        per program view: the analysis of a poll stops where it leaves its loop for good."""
+        paths = self.poll_paths
+        prog = self.prog
+
+        def reaches(pc: int) -> bool:
+            key = (pc, movx_pc)
+            try:
+                return paths[key]
+            except KeyError:
+                found = paths[key] = idle.may_return(prog, pc, movx_pc, allow_movx=True)
+                return found
+
+        return reaches
 
     def _ports(self, cycle: int) -> idle.Ports:
         """The port latches and what the inputs answer at `cycle` (for the idle analysis)."""
@@ -631,6 +650,7 @@ class Cpu:
         compiled blocks of `view` (the cartridge's bytes for this bank; None: compile anew)."""
         self.idle_loops.clear()
         self.poll_anchors.clear()
+        self.poll_paths.clear()
         self.anchor_failures.clear()
         self.anchor_visits.clear()
         self.anchor_credit.clear()
