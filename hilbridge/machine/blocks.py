@@ -130,6 +130,14 @@ JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK fo
 CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
 RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
 NOP = next(opcode for opcode in range(256) if form_of(INSTRUCTIONS[opcode])[0] == "NOP")
+MOVX_READ: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "MOVX A,@Ri" for opcode in range(256))
+WATCH_READ = "C.watch_read = True"
+"""A MOVX read's statement that has the board call `Cpu.vdc_read` after the read."""
+QUIET_READ = "C.watch_read = C.xirq_enabled and not C.irq_in_progress"
+"""`WATCH_READ` in a block, at a read that heads no poll (`Cpu.heads_poll`): `vdc_read` then only
+recomputes the stop, and only while /INT may interrupt; else the board need not call it."""
+if any(MOVX_READ[opcode] and WATCH_READ not in form_body(opcode).splitlines() for opcode in range(256)):
+    raise RuntimeError("a MOVX read form does not set C.watch_read as WATCH_READ")
 ROUTINE_MOST = 12
 """Instructions (its RET included) of the longest routine a block runs through from a CALL."""
 
@@ -456,6 +464,7 @@ def block_source(
     jump_a11: int = 0,
     bank: int | None = None,
     stack: int | None = None,
+    heads_poll: Callable[[int], bool] | None = None,
 ) -> BlockSource | None:
     """The block at `start`, None if it would hold less than two instructions and not loop on
     itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
@@ -469,7 +478,8 @@ def block_source(
     a run in another bank or at another stack depth to `Cpu.block_variant`, and it loops back to
     `start` only where both are as at its entry. A RET back from a routine run inline does not read
     the return address back when nothing on the way can have changed it (no write through R0/R1,
-    no change of the stack pointer)."""
+    no change of the stack pointer). A MOVX read after which `heads_poll` (given the address after
+    it; None: after every read) says no poll is tried has `WATCH_READ` as `QUIET_READ`."""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
@@ -540,8 +550,11 @@ def block_source(
                     lines.append(f"{local} = {field}")
                     held.valid.add(field)
         mark = len(lines)
+        quiet = MOVX_READ[opcode] and heads_poll is not None and not heads_poll(following)
         for line in form.lines:
             text = static.fill_in((line.text if on_fields else line.held).format_map(values))
+            if quiet and text == WATCH_READ:
+                text = QUIET_READ
             if closes and line.taken and (static.bank, static.stack) == (bank, stack):
                 lines.extend(again("    ", cycles))
                 loops = True

@@ -135,6 +135,7 @@ class Cpu:
         "trace_first_fetches_after",
         "variants",
         "visits",
+        "watch_read",
         "xirq_enabled",
     )
 
@@ -166,6 +167,9 @@ class Cpu:
         self.skip_idle = True
         self.target = NEVER
         self.last_read_pc = -1
+        # whether `vdc_read` may do anything at the MOVX read under way (the board calls it only
+        # then): every read sets it, a block's read that heads no poll to whether /INT may interrupt
+        self.watch_read = True
         self.skip_traced = False
         # per anchor, registers and inputs: (RAM getter, its values, the loop found) for each RAM
         self.idle_loops: dict[tuple[object, ...], list[IdleEntry]] = {}
@@ -407,14 +411,23 @@ class Cpu:
             try:  # a subscript, not a `get` call: hundreds of reads a frame, a miss once per PC
                 known = self.poll_anchors[pc]
             except KeyError:
-                movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
-                known = self.poll_anchors[pc] = idle.may_return(self.prog, pc, movx_pc, allow_movx=True)
+                known = self.heads_poll(pc)
             if known:
                 self.stop = 0
                 return
         if self.xirq_enabled and not self.irq_in_progress:
             self._refresh_stop_at(cycle)
         # else nothing a read changes (/INT is masked) moves the stop
+
+    def heads_poll(self, pc: int) -> bool:
+        """Whether `vdc_read` tries the poll anchored at `pc` (after a MOVX read): statically it
+        may (`idle.may_return`, per program view) and it has not been given up. A block's read
+        where it does not only has `vdc_read` called while /INT may interrupt (`blocks.QUIET_READ`)."""
+        known = self.poll_anchors.get(pc)
+        if known is None:
+            movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
+            known = self.poll_anchors[pc] = idle.may_return(self.prog, pc, movx_pc, allow_movx=True)
+        return known
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
@@ -701,7 +714,7 @@ class Cpu:
         if countdown is not None:
             found: BlockSource | None = countdown_source(self.prog, pc, countdown)
         else:
-            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7, self.heads_poll)
         if found is None:
             self.blocks[pc] = False
             return False
@@ -731,7 +744,7 @@ class Cpu:
             if variant + 1 >= self.block_hot:
                 if len(self.variants) >= VARIANTS_KEPT:
                     self.variants.clear()
-                found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+                found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7, self.heads_poll)
             if found is None:
                 # Not hot yet; or no block here with A11 guessed as it is now (a SEL MB since the
                 # block was compiled can shorten it to one instruction): counted again from 0.

@@ -157,8 +157,10 @@ SEMANTICS: dict[str, str] = {
     "STRT CNT": "C.start_counter(cyc)\nreturn pc",
     "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
     # The board calls C.vdc_read / C.vdc_written when the access reached the VDC (events may have
-    # moved); last_read_pc is set first so that vdc_read knows which MOVX it was.
-    "MOVX A,@Ri": "C.last_read_pc = pc\nC.a = B.movx_read(M[C.rb | {i}], cyc)\nreturn pc",
+    # moved); last_read_pc is set first so that vdc_read knows which MOVX it was, and watch_read
+    # whether vdc_read may do anything (a block sets it false where it cannot: `blocks.QUIET_READ`).
+    "MOVX A,@Ri": "C.last_read_pc = pc\nC.watch_read = True\nC.a = B.movx_read(M[C.rb | {i}], cyc)\n"
+    "return pc",
     "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nreturn pc",
     "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
     "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",
