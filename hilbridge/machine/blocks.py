@@ -278,6 +278,40 @@ def _flags_overwritten(lines: list[str], start: int, indent: str) -> bool:
     return False
 
 
+_ADD_OPERAND = re.compile(r"^(\s*)d = (.+)$")
+_ADD_SUM = re.compile(r"^(\s*)t = a \+ (d|\d+)( \+ \(cpsw >> 7\))?$")
+"""An ADD's or ADDC's sum of A (its copy `a`) and the operand (`d`, or a number folded into it)."""
+
+
+def _fold_adds(lines: list[str]) -> list[str]:
+    """The block's statements with each ADD or ADDC whose flags a later one overwrites
+    (`_drop_overwritten_flags`) as one statement on the A local: `d = X`, `a = ca`, `t = a + d`,
+    `ca = t & 0xFF` (the operand line gone when a number) become `ca = (ca + X) & 0xFF`. The
+    form's own locals `d`, `a` and `t` are dead after it: every form assigns them before use."""
+    folded: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        operand = _ADD_OPERAND.match(line)
+        start = index + 1 if operand else index
+        indent = operand[1] if operand else line[: len(line) - len(line.lstrip())]
+        found = _ADD_SUM.match(lines[start + 1]) if start + 2 < len(lines) else None
+        if (
+            lines[start] == f"{indent}a = ca"
+            and found
+            and found[1] == indent
+            and lines[start + 2] == f"{indent}ca = t & 0xFF"
+            and (found[2] == "d") == bool(operand)
+        ):
+            value = operand[2] if operand else found[2]
+            folded.append(f"{indent}ca = (ca + {value}{found[3] or ''}) & 0xFF")
+            index = start + 3
+            continue
+        folded.append(line)
+        index += 1
+    return folded
+
+
 _BANK_LOCAL_SET = re.compile(r"^(\s*)C\.rb = rb = (.*)$")
 _REGISTER = re.compile(r"(?<![.\w])rb \| (\d)\b")
 _BANK_LOCAL = re.compile(r"(?<![.\w])rb\b")
@@ -608,7 +642,7 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
-    lines = _drop_overwritten_flags(lines)
+    lines = _fold_adds(_drop_overwritten_flags(lines))
     head = [f"def block(c0, passes=True, {BOUND}):"]
     guards = [f"C.rb != {bank}"] if static.guards_bank else []
     guards += [f"C.psw & 7 != {stack}"] if static.guards_stack else []
