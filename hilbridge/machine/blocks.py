@@ -292,23 +292,27 @@ def _fold_adds(lines: list[str]) -> list[str]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        operand = _ADD_OPERAND.match(line)
-        start = index + 1 if operand else index
-        indent = operand[1] if operand else line[: len(line) - len(line.lstrip())]
-        found = _ADD_SUM.match(lines[start + 1]) if start + 2 < len(lines) else None
-        if (
-            lines[start] == f"{indent}a = ca"
-            and found
-            and found[1] == indent
-            and lines[start + 2] == f"{indent}ca = t & 0xFF"
-            and (found[2] == "d") == bool(operand)
-        ):
-            value = operand[2] if operand else found[2]
-            folded.append(f"{indent}ca = (ca + {value}{found[3] or ''}) & 0xFF")
-            index = start + 3
-            continue
-        folded.append(line)
         index += 1
+        if not line.endswith("a = ca") or index + 1 >= len(lines):  # the copy an ADD starts with
+            folded.append(line)
+            continue
+        indent = line[: len(line) - len("a = ca")]
+        found = _ADD_SUM.match(lines[index])
+        if line.strip() != "a = ca" or not (
+            found and found[1] == indent and lines[index + 1] == f"{indent}ca = t & 0xFF"
+        ):
+            folded.append(line)
+            continue
+        value = found[2]
+        if value == "d":  # the operand's statement came before the copy
+            operand = _ADD_OPERAND.match(folded[-1]) if folded else None
+            if not (operand and operand[1] == indent):
+                folded.append(line)
+                continue
+            value = operand[2]
+            folded.pop()
+        folded.append(f"{indent}ca = (ca + {value}{found[3] or ''}) & 0xFF")
+        index += 2
     return folded
 
 
