@@ -69,8 +69,9 @@ _JUMP_EXIT = re.compile(r"^(\d+) \| (\d+) \| C\.jump_a11$")
 """A JMP's or CALL's exit: its page, its operand and A11 as a SEL MB left it."""
 _OPERAND = re.compile(r"\bP\[pc\]")
 
-BOUND = "C=C, M=M, B=B, P=P"
-"""The CPU, its RAM, the board and the program memory as locals of a block (the fast name lookup)."""
+BOUND = "C=C, M=M, B=B, P=P, ADD_FLAGS=ADD_FLAGS"
+"""The CPU, its RAM, the board, the program memory and the ADD flags table as locals of a block
+(the fast name lookup)."""
 
 Fetch = tuple[int, int, int]
 """One fetch: (cycle offset of the instruction's start, address, byte)."""

@@ -15,7 +15,8 @@ from hilbridge.mcs48 import INSTRUCTIONS, Instruction
 
 # -- per-form semantics ---------------------------------------------------------------------------
 # Python statements in the body of `def handler(pc, cyc)`. Names available: P (program memory),
-# M (64-byte internal RAM), C (the Cpu), B (the board). `pc` is the address after the opcode byte.
+# M (64-byte internal RAM), C (the Cpu), B (the board), ADD_FLAGS (below). `pc` is the address
+# after the opcode byte.
 # Placeholders: {n} register number, {i} indirect register, {b} bit, {p} expander port, {page}
 # (addr11 bits 8-10 from the opcode). Macros: ARG fetches an operand byte into `arg`;
 # REG is the register's RAM index; IND the indirect target; NEXT returns the PC after the operand.
@@ -25,11 +26,17 @@ REG = "(C.rb | {n})"
 IND = "(M[C.rb | {i}] & 0x3F)"
 
 
+ADD_FLAGS: tuple[int, ...] = tuple(((x >> 1) & 0x80) | ((x << 2) & 0x40) for x in range(512))
+"""C and AC (PSW bits 7 and 6) of a sum t = a + d (+ C), indexed by a ^ d ^ t: its bit 8 is the
+carry out of bit 7, its bit 4 the carry into bit 4. One lookup instead of adding the low nibbles
+again (the bitwise operations are the costly part of an ADD)."""
+
+
 def _add(src: str, carry: bool) -> str:
     carry_in = " + (C.psw >> 7)" if carry else ""
     return (
         f"d = {src}\na = C.a\nt = a + d{carry_in}\n"
-        f"C.psw = (C.psw & 0x3F) | ((t >> 1) & 0x80) | ((((a & 15) + (d & 15){carry_in}) << 2) & 0x40)\n"
+        "C.psw = (C.psw & 0x3F) | ADD_FLAGS[a ^ d ^ t]\n"
         "C.a = t & 0xFF"
     )
 
