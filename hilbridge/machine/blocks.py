@@ -317,6 +317,28 @@ def _fold_adds(lines: list[str]) -> list[str]:
     return folded
 
 
+_RAM_WRITE = re.compile(r"^(\s*)M\[\(?(\d+)\)?\] = (.+)$")
+"""A write to internal RAM at an address known at compile time (a register in a known bank)."""
+
+
+def _forward_writes(lines: list[str]) -> list[str]:
+    """The block's statements with a register write followed by a read of that register into the
+    A local (`INC R0` then `MOV A,R0`: `M[0] = X`, `ca = M[(0)]`) as one `M[0] = ca = X`: the
+    value goes to both without reading RAM back."""
+    forwarded: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        write = _RAM_WRITE.match(line) if index + 1 < len(lines) else None
+        if write and lines[index + 1] in (f"{write[1]}ca = M[({write[2]})]", f"{write[1]}ca = M[{write[2]}]"):
+            forwarded.append(f"{write[1]}M[{write[2]}] = ca = {write[3]}")
+            index += 2
+            continue
+        forwarded.append(line)
+        index += 1
+    return forwarded
+
+
 _BANK_LOCAL_SET = re.compile(r"^(\s*)C\.rb = rb = (.*)$")
 _REGISTER = re.compile(r"(?<![.\w])rb \| (\d)\b")
 _BANK_LOCAL = re.compile(r"(?<![.\w])rb\b")
@@ -647,7 +669,7 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
-    lines = _fold_adds(_drop_overwritten_flags(lines))
+    lines = _forward_writes(_fold_adds(_drop_overwritten_flags(lines)))
     head = [f"def block(c0, passes=True, {BOUND}):"]
     guards = [f"C.rb != {bank}"] if static.guards_bank else []
     guards += [f"C.psw & 7 != {stack}"] if static.guards_stack else []
