@@ -19,7 +19,11 @@ it might reach the new stop (a VDC write may bring /INT a few cycles close), and
 on instruction by instruction. So a block does exactly what the fast loop would, instruction by
 instruction. The register bank is a local of the function (only SEL RB and MOV PSW,A change it, and
 they write it back at once; nothing a block calls changes it); A and PSW are locals too (`CACHED`),
-written back before a call out and at every exit.
+written back before a call out and at every exit. The statements are then made cheaper where the
+block's straight-line code allows: flags a later ADD overwrites are not computed
+(`_drop_overwritten_flags`), such an ADD is one statement (`_fold_adds`), a register written and
+read back into A is not read back (`_forward_writes`), and a MOVX read that heads no poll has the
+board call `Cpu.vdc_read` only while /INT may interrupt (`QUIET_READ`).
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run

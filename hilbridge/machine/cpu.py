@@ -411,7 +411,8 @@ class Cpu:
     def vdc_read(self, cycle: int) -> None:
         """A MOVX read reached the VDC at `cycle` (it may clear /INT or move its next rise). If the
         read can anchor an idle loop, `step()` runs next to try skipping it; otherwise the fast
-        loop goes on with its stop recomputed as `step()` would."""
+        loop goes on with its stop recomputed as `step()` would. The board calls it only while
+        `watch_read` is set (a block clears it where this would do nothing)."""
         if self.skip_idle:
             pc = self.last_read_pc
             try:  # a subscript, not a `get` call: hundreds of reads a frame, a miss once per PC
