@@ -42,7 +42,17 @@ from dataclasses import dataclass
 from functools import cache
 
 from hilbridge.machine.cartridge import PROGRAM_START
-from hilbridge.machine.semantics import ARG, CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
+from hilbridge.machine.semantics import (
+    ARG,
+    CYCLES,
+    LENGTHS,
+    NEXT,
+    NEXT_PC,
+    TABLES,
+    form_body,
+    form_effects,
+    form_of,
+)
 from hilbridge.mcs48 import INSTRUCTIONS
 
 BLOCK_MAX_INSTRUCTIONS = 48
@@ -73,8 +83,8 @@ _JUMP_EXIT = re.compile(r"^(\d+) \| (\d+) \| C\.jump_a11$")
 """A JMP's or CALL's exit: its page, its operand and A11 as a SEL MB left it."""
 _OPERAND = re.compile(r"\bP\[pc\]")
 
-BOUND = "C=C, M=M, B=B, P=P, ADD_FLAGS=ADD_FLAGS"
-"""The CPU, its RAM, the board, the program memory and the ADD flags table as locals of a block
+BOUND = ", ".join(f"{name}={name}" for name in ("C", "M", "B", "P", *TABLES))
+"""The CPU, its RAM, the board, the program memory and the statements' tables as locals of a block
 (the fast name lookup)."""
 
 Fetch = tuple[int, int, int]
@@ -291,7 +301,7 @@ _ADD_SUM = re.compile(r"^(\s*)t = a \+ (d|\d+)( \+ \(cpsw >> 7\))?$")
 def _fold_adds(lines: list[str]) -> list[str]:
     """The block's statements with each ADD or ADDC whose flags a later one overwrites
     (`_drop_overwritten_flags`) as one statement on the A local: `d = X`, `a = ca`, `t = a + d`,
-    `ca = t & 0xFF` (the operand line gone when a number) become `ca = (ca + X) & 0xFF`. The
+    `ca = LOW_BYTE[t]` (the operand line gone when a number) become `ca = LOW_BYTE[ca + X]`. The
     form's own locals `d`, `a` and `t` are dead after it: every form assigns them before use."""
     folded: list[str] = []
     index = 0
@@ -304,7 +314,7 @@ def _fold_adds(lines: list[str]) -> list[str]:
         indent = line[: len(line) - len("a = ca")]
         found = _ADD_SUM.match(lines[index])
         if line.strip() != "a = ca" or not (
-            found and found[1] == indent and lines[index + 1] == f"{indent}ca = t & 0xFF"
+            found and found[1] == indent and lines[index + 1] == f"{indent}ca = LOW_BYTE[t]"
         ):
             folded.append(line)
             continue
@@ -316,7 +326,7 @@ def _fold_adds(lines: list[str]) -> list[str]:
                 continue
             value = operand[2]
             folded.pop()
-        folded.append(f"{indent}ca = (ca + {value}{found[3] or ''}) & 0xFF")
+        folded.append(f"{indent}ca = LOW_BYTE[ca + {value}{found[3] or ''}]")
         index += 2
     return folded
 

@@ -37,7 +37,7 @@ from hilbridge.machine.blocks import (
     countdown_source,
 )
 from hilbridge.machine.board import Board
-from hilbridge.machine.semantics import ADD_FLAGS, CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
+from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC, TABLES
 from hilbridge.mcs48 import INSTRUCTIONS
 
 C_FLAG = 0x80
@@ -148,7 +148,7 @@ class Cpu:
             "M": self.ram,
             "C": self,
             "B": board,
-            "ADD_FLAGS": ADD_FLAGS,
+            **TABLES,
         }
         self.block_names = dict(namespace)  # blocks take these as default arguments: nothing else
         exec(HANDLERS_CODE, namespace)

@@ -89,3 +89,25 @@ def test_add_sets_carry_and_auxiliary_carry_as_the_8048_defines_them(mnemonic):
                 half = (a & 15) + (operand & 15) + carry
                 expected = 0x25 | (0x80 if total > 0xFF else 0) | (0x40 if half > 15 else 0)
                 assert (cpu.a, cpu.psw) == (total & 0xFF, expected), (a, operand, carry)
+
+
+@pytest.mark.parametrize(
+    ("text", "change"), [("INC R2", 1), ("INC @R1", 1), ("DEC R2", -1), ("DJNZ R2,addr8", -1)]
+)
+def test_register_increments_and_decrements_wrap_as_bytes(text, change):
+    """For every value: INC, DEC and DJNZ leave the byte plus or minus one, wrapped (the statements
+    look it up in `INCREMENTED` / `DECREMENTED`); DJNZ branches unless it reached zero."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(bytes([0x00, 0x37] * 1024), "o2_rom"))
+    cpu = console.cpu
+    [opcode] = [op for op, instruction in enumerate(INSTRUCTIONS) if instruction.text == text]
+    address = 0x20 if "@" in text else 2
+    for value in range(256):
+        cpu.a, cpu.psw, cpu.rb = 0x5A, 0, 0
+        cpu.ram[1], cpu.ram[address] = 0x20, value
+        following = cpu.handlers[opcode](0x401, 100)
+        expected = (value + change) & 0xFF
+        assert (cpu.ram[address], cpu.a) == (expected, 0x5A), value
+        if text.startswith("DJNZ"):
+            assert following == (0x437 if expected else 0x402), value
