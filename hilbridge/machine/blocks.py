@@ -19,7 +19,11 @@ it might reach the new stop (a VDC write may bring /INT a few cycles close), and
 on instruction by instruction. So a block does exactly what the fast loop would, instruction by
 instruction. The register bank is a local of the function (only SEL RB and MOV PSW,A change it, and
 they write it back at once; nothing a block calls changes it); A and PSW are locals too (`CACHED`),
-written back before a call out and at every exit.
+written back before a call out and at every exit. The statements are then made cheaper where the
+block's straight-line code allows: flags a later ADD overwrites are not computed
+(`_drop_overwritten_flags`), such an ADD is one statement (`_fold_adds`), a register written and
+read back into A is not read back (`_forward_writes`), and a MOVX read that heads no poll has the
+board call `Cpu.vdc_read` only while /INT may interrupt (`QUIET_READ`).
 
 While fetches are traced, a block also knows them statically: its `FetchTable` lists each fetch's
 cycle offset in the block, address and byte, so the board is told them in one call per block run
@@ -38,7 +42,17 @@ from dataclasses import dataclass
 from functools import cache
 
 from hilbridge.machine.cartridge import PROGRAM_START
-from hilbridge.machine.semantics import ARG, CYCLES, LENGTHS, NEXT, NEXT_PC, form_body, form_effects, form_of
+from hilbridge.machine.semantics import (
+    ARG,
+    CYCLES,
+    LENGTHS,
+    NEXT,
+    NEXT_PC,
+    TABLES,
+    form_body,
+    form_effects,
+    form_of,
+)
 from hilbridge.mcs48 import INSTRUCTIONS
 
 BLOCK_MAX_INSTRUCTIONS = 48
@@ -69,8 +83,9 @@ _JUMP_EXIT = re.compile(r"^(\d+) \| (\d+) \| C\.jump_a11$")
 """A JMP's or CALL's exit: its page, its operand and A11 as a SEL MB left it."""
 _OPERAND = re.compile(r"\bP\[pc\]")
 
-BOUND = "C=C, M=M, B=B, P=P"
-"""The CPU, its RAM, the board and the program memory as locals of a block (the fast name lookup)."""
+BOUND = ", ".join(f"{name}={name}" for name in ("C", "M", "B", "P", *TABLES))
+"""The CPU, its RAM, the board, the program memory and the statements' tables as locals of a block
+(the fast name lookup)."""
 
 Fetch = tuple[int, int, int]
 """One fetch: (cycle offset of the instruction's start, address, byte)."""
@@ -130,6 +145,14 @@ JUMP: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == LOOPS_BACK fo
 CALL: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "CALL addr11" for opcode in range(256))
 RETURN: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "RET" for opcode in range(256))
 NOP = next(opcode for opcode in range(256) if form_of(INSTRUCTIONS[opcode])[0] == "NOP")
+MOVX_READ: tuple[bool, ...] = tuple(form_of(INSTRUCTIONS[opcode])[0] == "MOVX A,@Ri" for opcode in range(256))
+WATCH_READ = "C.watch_read = True"
+"""A MOVX read's statement that has the board call `Cpu.vdc_read` after the read."""
+QUIET_READ = "C.watch_read = C.xirq_enabled and not C.irq_in_progress"
+"""`WATCH_READ` in a block, at a read that heads no poll (`Cpu.heads_poll`): `vdc_read` then only
+recomputes the stop, and only while /INT may interrupt; else the board need not call it."""
+if any(MOVX_READ[opcode] and WATCH_READ not in form_body(opcode).splitlines() for opcode in range(256)):
+    raise RuntimeError("a MOVX read form does not set C.watch_read as WATCH_READ")
 ROUTINE_MOST = 12
 """Instructions (its RET included) of the longest routine a block runs through from a CALL."""
 
@@ -268,6 +291,66 @@ def _flags_overwritten(lines: list[str], start: int, indent: str) -> bool:
         if "cpsw" in line or not line.startswith(indent) or body.startswith(" ") or _FLOW.match(body):
             return False
     return False
+
+
+_ADD_OPERAND = re.compile(r"^(\s*)d = (.+)$")
+_ADD_SUM = re.compile(r"^(\s*)t = a \+ (d|\d+)( \+ \(cpsw >> 7\))?$")
+"""An ADD's or ADDC's sum of A (its copy `a`) and the operand (`d`, or a number folded into it)."""
+
+
+def _fold_adds(lines: list[str]) -> list[str]:
+    """The block's statements with each ADD or ADDC whose flags a later one overwrites
+    (`_drop_overwritten_flags`) as one statement on the A local: `d = X`, `a = ca`, `t = a + d`,
+    `ca = LOW_BYTE[t]` (the operand line gone when a number) become `ca = LOW_BYTE[ca + X]`. The
+    form's own locals `d`, `a` and `t` are dead after it: every form assigns them before use."""
+    folded: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if not line.endswith("a = ca") or index + 1 >= len(lines):  # the copy an ADD starts with
+            folded.append(line)
+            continue
+        indent = line[: len(line) - len("a = ca")]
+        found = _ADD_SUM.match(lines[index])
+        if line.strip() != "a = ca" or not (
+            found and found[1] == indent and lines[index + 1] == f"{indent}ca = LOW_BYTE[t]"
+        ):
+            folded.append(line)
+            continue
+        value = found[2]
+        if value == "d":  # the operand's statement came before the copy
+            operand = _ADD_OPERAND.match(folded[-1]) if folded else None
+            if not (operand and operand[1] == indent):
+                folded.append(line)
+                continue
+            value = operand[2]
+            folded.pop()
+        folded.append(f"{indent}ca = LOW_BYTE[ca + {value}{found[3] or ''}]")
+        index += 2
+    return folded
+
+
+_RAM_WRITE = re.compile(r"^(\s*)M\[\(?(\d+)\)?\] = (.+)$")
+"""A write to internal RAM at an address known at compile time (a register in a known bank)."""
+
+
+def _forward_writes(lines: list[str]) -> list[str]:
+    """The block's statements with a register write followed by a read of that register into the
+    A local (`INC R0` then `MOV A,R0`: `M[0] = X`, `ca = M[(0)]`) as one `M[0] = ca = X`: the
+    value goes to both without reading RAM back."""
+    forwarded: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        write = _RAM_WRITE.match(line) if index + 1 < len(lines) else None
+        if write and lines[index + 1] in (f"{write[1]}ca = M[({write[2]})]", f"{write[1]}ca = M[{write[2]}]"):
+            forwarded.append(f"{write[1]}M[{write[2]}] = ca = {write[3]}")
+            index += 2
+            continue
+        forwarded.append(line)
+        index += 1
+    return forwarded
 
 
 _BANK_LOCAL_SET = re.compile(r"^(\s*)C\.rb = rb = (.*)$")
@@ -456,6 +539,7 @@ def block_source(
     jump_a11: int = 0,
     bank: int | None = None,
     stack: int | None = None,
+    heads_poll: Callable[[int], bool] | None = None,
 ) -> BlockSource | None:
     """The block at `start`, None if it would hold less than two instructions and not loop on
     itself (the single-instruction path is as fast). A JMP to `start` (A11 guessed as `jump_a11`)
@@ -469,7 +553,8 @@ def block_source(
     a run in another bank or at another stack depth to `Cpu.block_variant`, and it loops back to
     `start` only where both are as at its entry. A RET back from a routine run inline does not read
     the return address back when nothing on the way can have changed it (no write through R0/R1,
-    no change of the stack pointer)."""
+    no change of the stack pointer). A MOVX read after which `heads_poll` (given the address after
+    it; None: after every read) says no poll is tried has `WATCH_READ` as `QUIET_READ`."""
     lines: list[str] = []
     pc, cycles, count = start, 0, 0
     check_stop = False
@@ -540,8 +625,11 @@ def block_source(
                     lines.append(f"{local} = {field}")
                     held.valid.add(field)
         mark = len(lines)
+        quiet = MOVX_READ[opcode] and heads_poll is not None and not heads_poll(following)
         for line in form.lines:
             text = static.fill_in((line.text if on_fields else line.held).format_map(values))
+            if quiet and text == WATCH_READ:
+                text = QUIET_READ
             if closes and line.taken and (static.bank, static.stack) == (bank, stack):
                 lines.extend(again("    ", cycles))
                 loops = True
@@ -595,7 +683,7 @@ def block_source(
         lines.append(leave(str(pc), cycles))
     if count < 2 and not loops:  # a one-instruction loop gains from its passes inside
         return None
-    lines = _drop_overwritten_flags(lines)
+    lines = _forward_writes(_fold_adds(_drop_overwritten_flags(lines)))
     head = [f"def block(c0, passes=True, {BOUND}):"]
     guards = [f"C.rb != {bank}"] if static.guards_bank else []
     guards += [f"C.psw & 7 != {stack}"] if static.guards_stack else []

@@ -134,7 +134,9 @@ class Console:
         p1 = self.p1
         if p1 == self._vdc_only_p1:  # only the VDC answers, no one listens (`_select_movx`)
             value = self.vdc.read(address, cycle)
-            self.cpu.vdc_read(cycle)
+            cpu = self.cpu
+            if cpu.watch_read:  # else the CPU knows the call would do nothing (`Cpu.watch_read`)
+                cpu.vdc_read(cycle)
             return value
         if p1 == self._ram_only_p1:  # only the external RAM answers, no one listens
             return self.ram[address] if address < EXTERNAL_RAM_SIZE else 0xFF
@@ -143,7 +145,9 @@ class Console:
             value &= self.ram[address]
         if not p1 & (P1_VDC_DISABLE | P1_EXTERNAL_DISABLE):
             value &= self.vdc.read(address, cycle)
-            self.cpu.vdc_read(cycle)  # /INT may have moved; a polling loop may be skippable
+            cpu = self.cpu
+            if cpu.watch_read:
+                cpu.vdc_read(cycle)  # /INT may have moved; a polling loop may be skippable
         if self._tell is not None:
             self._tell(cycle, READ, address, value, p1)
         return value

@@ -37,7 +37,7 @@ from hilbridge.machine.blocks import (
     countdown_source,
 )
 from hilbridge.machine.board import Board
-from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC
+from hilbridge.machine.semantics import CYCLES, HANDLERS_CODE, LENGTHS, NEXT_PC, TABLES
 from hilbridge.mcs48 import INSTRUCTIONS
 
 C_FLAG = 0x80
@@ -110,6 +110,7 @@ class Cpu:
         "p2",
         "pc",
         "poll_anchors",
+        "poll_paths",
         "prog",
         "psw",
         "ram",
@@ -134,6 +135,7 @@ class Cpu:
         "trace_first_fetches_after",
         "variants",
         "visits",
+        "watch_read",
         "xirq_enabled",
     )
 
@@ -141,7 +143,13 @@ class Cpu:
         self.board = board
         self.prog = prog
         self.ram = bytearray(64)
-        namespace: dict[str, object] = {"P": prog, "M": self.ram, "C": self, "B": board}
+        namespace: dict[str, object] = {
+            "P": prog,
+            "M": self.ram,
+            "C": self,
+            "B": board,
+            **TABLES,
+        }
         self.block_names = dict(namespace)  # blocks take these as default arguments: nothing else
         exec(HANDLERS_CODE, namespace)
         self.block_sets: dict[object, ViewCode] = {}
@@ -165,10 +173,14 @@ class Cpu:
         self.skip_idle = True
         self.target = NEVER
         self.last_read_pc = -1
+        # whether `vdc_read` may do anything at the MOVX read under way (the board calls it only
+        # then): every read sets it, a block's read that heads no poll to whether /INT may interrupt
+        self.watch_read = True
         self.skip_traced = False
         # per anchor, registers and inputs: (RAM getter, its values, the loop found) for each RAM
         self.idle_loops: dict[tuple[object, ...], list[IdleEntry]] = {}
         self.poll_anchors: dict[int, bool] = {}  # per PC after a VDC read: worth analysing?
+        self.poll_paths: dict[tuple[int, int], bool] = {}  # per (PC, MOVX): may it lead back?
         self.anchor_failures: dict[int, int] = {}  # per anchor: failed tries, -1 once one skipped
         self.anchor_visits: dict[int, int] = {}  # per anchor: the cycle of the last try
         self.anchor_credit: dict[int, int] = {}  # per spin anchor that skipped: cycles saved - tries' cost
@@ -399,20 +411,30 @@ class Cpu:
     def vdc_read(self, cycle: int) -> None:
         """A MOVX read reached the VDC at `cycle` (it may clear /INT or move its next rise). If the
         read can anchor an idle loop, `step()` runs next to try skipping it; otherwise the fast
-        loop goes on with its stop recomputed as `step()` would."""
+        loop goes on with its stop recomputed as `step()` would. The board calls it only while
+        `watch_read` is set (a block clears it where this would do nothing)."""
         if self.skip_idle:
             pc = self.last_read_pc
             try:  # a subscript, not a `get` call: hundreds of reads a frame, a miss once per PC
                 known = self.poll_anchors[pc]
             except KeyError:
-                movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
-                known = self.poll_anchors[pc] = idle.may_return(self.prog, pc, movx_pc, allow_movx=True)
+                known = self.heads_poll(pc)
             if known:
                 self.stop = 0
                 return
         if self.xirq_enabled and not self.irq_in_progress:
             self._refresh_stop_at(cycle)
         # else nothing a read changes (/INT is masked) moves the stop
+
+    def heads_poll(self, pc: int) -> bool:
+        """Whether `vdc_read` tries the poll anchored at `pc` (after a MOVX read): statically it
+        may (`idle.may_return`, per program view) and it has not been given up. A block's read
+        where it does not only has `vdc_read` called while /INT may interrupt (`blocks.QUIET_READ`)."""
+        known = self.poll_anchors.get(pc)
+        if known is None:
+            movx_pc = (pc & 0x800) | ((pc - 1) & 0x7FF)
+            known = self.poll_anchors[pc] = idle.may_return(self.prog, pc, movx_pc, allow_movx=True)
+        return known
 
     def _take_interrupts(self) -> None:
         """MAME check_irqs: external /INT (vector 3) before the timer (vector 7); entry costs 2."""
@@ -524,7 +546,8 @@ class Cpu:
         else:
             t1, irq, ports = board.t1(cycle), board.irq(cycle), self._ports(cycle)
             state = (*key[2:], bytes(ram), t1, irq)
-            analysis = idle.run_iteration(self.prog, anchor, movx_pc, state, ports)  # type: ignore[arg-type]
+            reaches = self._poll_reaches(movx_pc) if movx_pc >= 0 else None
+            analysis = idle.run_iteration(self.prog, anchor, movx_pc, state, ports, reaches)  # type: ignore[arg-type]
             guard = itemgetter(*analysis.touched) if analysis.touched else _nothing
             if len(known) >= 32:
                 known.clear()
@@ -572,6 +595,22 @@ class Cpu:
         self.cycle = cycle + count * period
         if movx_pc >= 0:
             self.a = board.peek_read(address, self.cycle)
+
+    def _poll_reaches(self, movx_pc: int) -> idle.Reaches:
+        """Whether a static path may lead from a PC back to the poll's MOVX at `movx_pc`, cached
+        per program view: the analysis of a poll stops where it leaves its loop for good."""
+        paths = self.poll_paths
+        prog = self.prog
+
+        def reaches(pc: int) -> bool:
+            key = (pc, movx_pc)
+            try:
+                return paths[key]
+            except KeyError:
+                found = paths[key] = idle.may_return(prog, pc, movx_pc, allow_movx=True)
+                return found
+
+        return reaches
 
     def _ports(self, cycle: int) -> idle.Ports:
         """The port latches and what the inputs answer at `cycle` (for the idle analysis)."""
@@ -631,6 +670,7 @@ class Cpu:
         compiled blocks of `view` (the cartridge's bytes for this bank; None: compile anew)."""
         self.idle_loops.clear()
         self.poll_anchors.clear()
+        self.poll_paths.clear()
         self.anchor_failures.clear()
         self.anchor_visits.clear()
         self.anchor_credit.clear()
@@ -681,7 +721,7 @@ class Cpu:
         if countdown is not None:
             found: BlockSource | None = countdown_source(self.prog, pc, countdown)
         else:
-            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+            found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7, self.heads_poll)
         if found is None:
             self.blocks[pc] = False
             return False
@@ -711,7 +751,7 @@ class Cpu:
             if variant + 1 >= self.block_hot:
                 if len(self.variants) >= VARIANTS_KEPT:
                     self.variants.clear()
-                found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7)
+                found = block_source(self.prog, pc, self.jump_a11, self.rb, self.psw & 7, self.heads_poll)
             if found is None:
                 # Not hot yet; or no block here with A11 guessed as it is now (a SEL MB since the
                 # block was compiled can shorten it to one instruction): counted again from 0.

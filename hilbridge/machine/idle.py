@@ -23,6 +23,7 @@ skip. Whatever else changes, or any other instruction, and the loop is not idle.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hilbridge.machine.semantics import CYCLES, LENGTHS, NEXT_PC, form_of
@@ -73,6 +74,8 @@ IDLE_FORMS = frozenset(
 )
 """The forms an idle loop may be made of (besides its one MOVX read)."""
 MOVX_READ = "MOVX A,@Ri"
+Reaches = Callable[[int], bool]
+"""Whether a poll's MOVX may still be reached from a PC (`may_return`, cached by the caller)."""
 
 NONE = (0,) * 8  # taint of a value that does not depend on the polled read
 FULL = tuple(1 << bit for bit in range(8))  # taint of the polled value itself
@@ -159,14 +162,18 @@ def run_iteration(
     movx_pc: int,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
     ports: Ports | None = None,
+    reaches: Reaches | None = None,
 ) -> Analysis:
     """The loop from `anchor` back to it (poll: `movx_pc` >= 0, the iteration ends with that MOVX)
     for the CPU state (a, psw, f1, jump_a11, timer_flag, ram, t1, irq), or None if it is not
     idle from that state, with what that answer depends on. T1 and /INT are taken at their
     values at the start. An iteration that comes back to an instruction other than the anchor
     (an inner loop) is not idle: the inner loop is an anchor of its own. Without `ports`, a port
-    read or write is not idle."""
-    s, loop = _iterate(prog, anchor, movx_pc, state, ports)
+    read or write is not idle. With `reaches` (a poll's), the iteration stops as not idle at the
+    first PC from which no static path leads back to the MOVX: the answer is the same, but it
+    depends on less (a loop's exit path, which may count a frame in RAM, is not followed on to
+    where it fails), so a cached failure holds from one exit to the next."""
+    s, loop = _iterate(prog, anchor, movx_pc, state, ports, reaches)
     return Analysis(loop, tuple(sorted(s.touched)), s.tested_t1, s.tested_irq, s.used_ports)
 
 
@@ -176,10 +183,13 @@ def _iterate(
     movx_pc: int,
     state: tuple[int, int, int, int, bool, bytes, bool, bool],
     ports: Ports | None = None,
+    reaches: Reaches | None = None,
 ) -> tuple[_State, Loop | None]:
     a, psw, f1, jump_a11, timer_flag, ram, t1, irq = state
     rb = 24 if psw & 0x10 else 0
     poll = movx_pc >= 0
+    if reaches is not None and not poll:
+        raise ValueError("`reaches` is a poll's: a spin loop may come back to its anchor by falling through")
     s = _State(a, FULL if poll else NONE, psw, 0, f1, rb, timer_flag, bytearray(ram), {}, set())
     visited: set[int] = set()
     care = 0
@@ -189,7 +199,7 @@ def _iterate(
     fetches: list[tuple[int, int]] = []
     pc, cycles = anchor, 0
     for _ in range(MAX_INSTRUCTIONS):
-        if pc in visited:
+        if pc in visited or (reaches is not None and not reaches(pc)):
             return s, None
         visited.add(pc)
         opcode = prog[pc]

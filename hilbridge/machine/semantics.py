@@ -15,7 +15,8 @@ from hilbridge.mcs48 import INSTRUCTIONS, Instruction
 
 # -- per-form semantics ---------------------------------------------------------------------------
 # Python statements in the body of `def handler(pc, cyc)`. Names available: P (program memory),
-# M (64-byte internal RAM), C (the Cpu), B (the board). `pc` is the address after the opcode byte.
+# M (64-byte internal RAM), C (the Cpu), B (the board) and the `TABLES` (below). `pc` is the
+# address after the opcode byte.
 # Placeholders: {n} register number, {i} indirect register, {b} bit, {p} expander port, {page}
 # (addr11 bits 8-10 from the opcode). Macros: ARG fetches an operand byte into `arg`;
 # REG is the register's RAM index; IND the indirect target; NEXT returns the PC after the operand.
@@ -25,12 +26,30 @@ REG = "(C.rb | {n})"
 IND = "(M[C.rb | {i}] & 0x3F)"
 
 
+ADD_FLAGS: tuple[int, ...] = tuple(((x >> 1) & 0x80) | ((x << 2) & 0x40) for x in range(512))
+"""C and AC (PSW bits 7 and 6) of a sum t = a + d (+ C), indexed by a ^ d ^ t: its bit 8 is the
+carry out of bit 7, its bit 4 the carry into bit 4. One lookup instead of adding the low nibbles
+again (the bitwise operations are the costly part of an ADD)."""
+LOW_BYTE: tuple[int, ...] = tuple(x & 0xFF for x in range(512))
+"""A sum of two bytes and a carry, wrapped to a byte: a tuple subscript costs less than `& 0xFF`."""
+INCREMENTED: tuple[int, ...] = tuple((x + 1) & 0xFF for x in range(256))
+DECREMENTED: tuple[int, ...] = tuple((x - 1) & 0xFF for x in range(256))
+"""A register byte plus or minus one, wrapped (INC, DEC and DJNZ on registers)."""
+TABLES: dict[str, tuple[int, ...]] = {
+    "ADD_FLAGS": ADD_FLAGS,
+    "LOW_BYTE": LOW_BYTE,
+    "INCREMENTED": INCREMENTED,
+    "DECREMENTED": DECREMENTED,
+}
+"""The lookup tables the statements use, by the name they use (in the handlers' and blocks' names)."""
+
+
 def _add(src: str, carry: bool) -> str:
     carry_in = " + (C.psw >> 7)" if carry else ""
     return (
         f"d = {src}\na = C.a\nt = a + d{carry_in}\n"
-        f"C.psw = (C.psw & 0x3F) | ((t >> 1) & 0x80) | ((((a & 15) + (d & 15){carry_in}) << 2) & 0x40)\n"
-        "C.a = t & 0xFF"
+        "C.psw = (C.psw & 0x3F) | ADD_FLAGS[a ^ d ^ t]\n"
+        "C.a = LOW_BYTE[t]"
     )
 
 
@@ -99,11 +118,11 @@ SEMANTICS: dict[str, str] = {
         f"r = {IND}\nold = M[r]\na = C.a\nM[r] = (old & 0xF0) | (a & 0x0F)\nC.a = (a & 0xF0) | (old & 0x0F)\n"
         "return pc"
     ),
-    "INC Rn": f"r = {REG}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
-    "INC @Ri": f"r = {IND}\nM[r] = (M[r] + 1) & 0xFF\nreturn pc",
-    "DEC Rn": f"r = {REG}\nM[r] = (M[r] - 1) & 0xFF\nreturn pc",
+    "INC Rn": f"r = {REG}\nM[r] = INCREMENTED[M[r]]\nreturn pc",
+    "INC @Ri": f"r = {IND}\nM[r] = INCREMENTED[M[r]]\nreturn pc",
+    "DEC Rn": f"r = {REG}\nM[r] = DECREMENTED[M[r]]\nreturn pc",
     "DJNZ Rn,addr8": (
-        f"r = {REG}\nv = (M[r] - 1) & 0xFF\nM[r] = v\n{ARG}\nif v:\n    return (pc & 0xF00) | arg\n{NEXT}"
+        f"r = {REG}\nv = DECREMENTED[M[r]]\nM[r] = v\n{ARG}\nif v:\n    return (pc & 0xF00) | arg\n{NEXT}"
     ),
     "JMP addr11": f"{ARG}\nreturn {{page}} | arg | C.jump_a11",
     "CALL addr11": (
@@ -157,8 +176,10 @@ SEMANTICS: dict[str, str] = {
     "STRT CNT": "C.start_counter(cyc)\nreturn pc",
     "STOP TCNT": "C.stop_timer(cyc)\nreturn pc",
     # The board calls C.vdc_read / C.vdc_written when the access reached the VDC (events may have
-    # moved); last_read_pc is set first so that vdc_read knows which MOVX it was.
-    "MOVX A,@Ri": "C.last_read_pc = pc\nC.a = B.movx_read(M[C.rb | {i}], cyc)\nreturn pc",
+    # moved); last_read_pc is set first so that vdc_read knows which MOVX it was, and watch_read
+    # whether vdc_read may do anything (a block sets it false where it cannot: `blocks.QUIET_READ`).
+    "MOVX A,@Ri": "C.last_read_pc = pc\nC.watch_read = True\nC.a = B.movx_read(M[C.rb | {i}], cyc)\n"
+    "return pc",
     "MOVX @Ri,A": "B.movx_write(M[C.rb | {i}], C.a, cyc)\nreturn pc",
     "INS A,BUS": "C.a = B.bus_read(cyc)\nreturn pc",
     "OUTL BUS,A": "C.bus = C.a\nB.bus_write(C.a, cyc)\nreturn pc",

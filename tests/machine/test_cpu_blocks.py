@@ -491,3 +491,48 @@ def test_blocks_run_in_other_banks_and_stack_depths_equal_stepping(
         console.cpu.run_until(target)
     fast = console.cpu.state(), bytes(console.ram), records, console.vdc.writes
     assert fast == run(image, 8000, False, vdc(), hot)
+
+
+REGISTER_TRAFFIC = (
+    INTERRUPTS_AND_P1
+    + """        mov r1,#{pointer}
+        mov a,#{seed}
+loop:   {body}
+        jmp loop
+"""
+)
+REGISTER_MOVES = (
+    *(
+        form.format(n=n)
+        for form in (
+            "inc r{n}",
+            "dec r{n}",
+            "mov r{n},a",
+            "mov r{n},#5Ah",
+            "mov a,r{n}",
+            "add a,r{n}",
+            "xch a,r{n}",
+        )
+        for n in (2, 3, 7)
+    ),
+    "mov @r1,a",  # through a pointer that may hold a register's address
+    "inc @r1",
+    "mov a,@r1",
+    "movx @r0,a",
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    body=st.lists(st.sampled_from(REGISTER_MOVES), min_size=2, max_size=8),
+    pointer=st.sampled_from([2, 3, 7, 0x20]),
+    seed=st.integers(0, 255),
+)
+@example(body=["inc r2", "mov a,r2"], pointer=0x20, seed=0)  # INC then MOV A: `_forward_writes`
+@example(body=["inc r2", "mov a,r3"], pointer=0x20, seed=0)
+@example(body=["mov r3,a", "mov @r1,a", "mov a,r3"], pointer=3, seed=9)
+def test_blocks_writing_and_reading_registers_equal_stepping(body, pointer, seed):
+    """Register writes and reads back to back, also through @R1 at a register (the block compiler
+    forwards a register's new value to A: `blocks._forward_writes`)."""
+    image = assemble_cart(REGISTER_TRAFFIC.format(body="\n        ".join(body), pointer=pointer, seed=seed))
+    assert_fast_equals_step(image, 3000, lambda: ScriptedVdc(t1_period=0))

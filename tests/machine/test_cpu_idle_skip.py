@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
 from fixture_runs import built_cart
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
 
 from hilbridge.machine import idle
+from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import load_manifest
@@ -435,3 +439,97 @@ def test_a_replaced_handler_runs_in_every_pass_of_a_loop_skipping_would_jump_ove
 
     assert run(True, "skipping") == run(False, "stepping")
     assert calls["skipping"] == calls["stepping"] > 1000
+
+
+POLL_WITH_A_FRAME_COUNT = """
+        org 400h
+        mov a,#0B4h
+        outl p1,a
+        mov r0,#0A1h
+wait:   movx a,@r0      ; 0405h
+        jb3 vbl
+        jmp wait
+vbl:    inc r6
+        mov r1,#0A3h
+        movx @r1,a
+        jmp wait
+"""
+"""A poll whose exit counts frames in R6 and then writes the VDC (a form no idle loop holds)."""
+
+
+@pytest.mark.parametrize(("value", "idle_found"), [(0x00, True), (0x08, False)])
+def test_a_polls_analysis_stops_where_no_path_leads_back(value: int, idle_found: bool) -> None:
+    """With the CPU's `reaches`, an analysis that leaves the poll for good stops there: the same
+    answer, found without reading R6 (a frame count would otherwise make each exit a new case)."""
+    cpu = Console(load_cartridge(assemble_cart(POLL_WITH_A_FRAME_COUNT), "o2_rom")).cpu
+    ram = bytearray(64)
+    ram[0], ram[6] = 0xA1, 41
+    state = (value, 0, 0, 0, False, bytes(ram), False, False)
+    followed = idle.run_iteration(cpu.prog, 0x406, 0x405, state)
+    stopped = idle.run_iteration(cpu.prog, 0x406, 0x405, state, reaches=cpu._poll_reaches(0x405))
+    assert (stopped.loop is not None) == idle_found
+    assert stopped == followed if idle_found else 6 in followed.touched and stopped.touched == ()
+
+
+def test_a_polls_exit_is_analysed_once_not_at_every_frame(monkeypatch) -> None:
+    """The exit's failed analysis holds for every frame count: later exits find it cached."""
+    analysed = 0
+    original = idle.run_iteration
+
+    def counted(*args: object, **kwargs: object) -> idle.Analysis:
+        nonlocal analysed
+        analysed += 1
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(idle, "run_iteration", counted)
+    skipped = run(POLL_WITH_A_FRAME_COUNT, skip=True)
+    stepped = run(POLL_WITH_A_FRAME_COUNT, skip=False)
+    assert skipped[:3] == stepped[:3]
+    assert len(skipped[2]) >= 6 and analysed <= 3  # six exits and more, each writing the VDC
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    image=st.binary(min_size=64, max_size=64),
+    offset=st.integers(0, 48),
+    a=st.integers(0, 255),
+    psw=st.integers(0, 255),
+    f1=st.booleans(),
+    a11=st.sampled_from([0, 0x800]),
+    ram=st.binary(min_size=64, max_size=64),
+)
+# MOVX A,@R0; JB3 06h; JMP 400h: a poll, idle with bit 3 clear; the NOPs after it never come back
+@example(
+    image=bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59),
+    offset=0,
+    a=0,
+    psw=0,
+    f1=False,
+    a11=0,
+    ram=bytes(64),
+)
+@example(
+    image=bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59),
+    offset=0,
+    a=8,
+    psw=0,
+    f1=False,
+    a11=0,
+    ram=bytes(64),
+)
+def test_stopping_where_no_path_leads_back_never_changes_the_answer(image, offset, a, psw, f1, a11, ram):
+    """Any code after a MOVX, any state: with `reaches` the loop found is the same, and the
+    answer depends on no more than without it (what it read is a part of what that read)."""
+    cart = bytearray(2048)
+    cart[: len(image)] = image
+    cart[offset] = 0x80  # MOVX A,@R0 at 0400h + offset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        cpu = Console(load_cartridge(bytes(cart), "o2_rom")).cpu
+    head = 0x400 + offset
+    state = (a, psw & 0xF7, int(f1), a11, False, ram, False, False)
+    followed = idle.run_iteration(cpu.prog, head + 1, head, state)
+    stopped = idle.run_iteration(cpu.prog, head + 1, head, state, reaches=cpu._poll_reaches(head))
+    assert stopped.loop == followed.loop
+    assert set(stopped.touched) <= set(followed.touched)
+    assert stopped.t1 <= followed.t1 and stopped.irq <= followed.irq and stopped.ports <= followed.ports

@@ -67,3 +67,47 @@ def test_an_instruction_that_changes_the_stack_pointer_declares_it(opcode):
         cpu.handlers[opcode](0x401, 100)
         if (cpu.psw ^ psw) & 7:
             assert "stack_pointer" in EFFECTS[form], form
+
+
+@pytest.mark.parametrize("mnemonic", ["ADD", "ADDC"])
+def test_add_sets_carry_and_auxiliary_carry_as_the_8048_defines_them(mnemonic):
+    """For every A, operand and carry in: C is set by a sum above FFh, AC by a carry out of the
+    low nibble (the statements look both up in `ADD_FLAGS` by A ^ operand ^ sum)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(bytes(2048), "o2_rom"))
+    cpu = console.cpu
+    [opcode] = [op for op, instruction in enumerate(INSTRUCTIONS) if instruction.text == f"{mnemonic} A,R2"]
+    handler = cpu.handlers[opcode]
+    for carry in (0, 1) if mnemonic == "ADDC" else (0,):
+        for a in range(256):
+            for operand in range(256):
+                cpu.a, cpu.psw, cpu.rb = a, 0x25 | carry << 7, 0
+                cpu.ram[2] = operand
+                handler(0x401, 100)
+                total = a + operand + carry
+                half = (a & 15) + (operand & 15) + carry
+                expected = 0x25 | (0x80 if total > 0xFF else 0) | (0x40 if half > 15 else 0)
+                assert (cpu.a, cpu.psw) == (total & 0xFF, expected), (a, operand, carry)
+
+
+@pytest.mark.parametrize(
+    ("text", "change"), [("INC R2", 1), ("INC @R1", 1), ("DEC R2", -1), ("DJNZ R2,addr8", -1)]
+)
+def test_register_increments_and_decrements_wrap_as_bytes(text, change):
+    """For every value: INC, DEC and DJNZ leave the byte plus or minus one, wrapped (the statements
+    look it up in `INCREMENTED` / `DECREMENTED`); DJNZ branches unless it reached zero."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        console = Console(load_cartridge(bytes([0x00, 0x37] * 1024), "o2_rom"))
+    cpu = console.cpu
+    [opcode] = [op for op, instruction in enumerate(INSTRUCTIONS) if instruction.text == text]
+    address = 0x20 if "@" in text else 2
+    for value in range(256):
+        cpu.a, cpu.psw, cpu.rb = 0x5A, 0, 0
+        cpu.ram[1], cpu.ram[address] = 0x20, value
+        following = cpu.handlers[opcode](0x401, 100)
+        expected = (value + change) & 0xFF
+        assert (cpu.ram[address], cpu.a) == (expected, 0x5A), value
+        if text.startswith("DJNZ"):
+            assert following == (0x437 if expected else 0x402), value

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import warnings
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from machine_doubles import assemble_cart
+from machine_doubles import ScriptedVdc, assemble_cart
 
 from hilbridge.machine import idle
 from hilbridge.machine.bios import UnknownBiosWarning
@@ -122,3 +124,95 @@ poll:   movx a,@r0
     assert idle.may_return(cpu.prog, 0x403, 0x402, allow_movx=True)  # after the MOVX: ANL, JZ back
     # after the MOVX at 0406h: MOV R5,A and a JMP back to the other MOVX, not to this one
     assert not idle.may_return(cpu.prog, 0x407, 0x406, allow_movx=True)
+
+
+class RearmingVdc(ScriptedVdc):
+    """A `ScriptedVdc` on which every fifth read of A2 asks for /INT a cycle later: a read
+    that brings the next /INT before the fast loop's stop, which `Cpu.vdc_read` must move."""
+
+    def __init__(self) -> None:
+        super().__init__(t1_period=0)
+        self.a2_reads = 0
+
+    def read(self, address: int, cycle: int) -> int:
+        if address == 0xA2:
+            self.a2_reads += 1
+            if self.a2_reads % 5 == 0:
+                bisect.insort(self.irq_at, cycle + 1)
+        return super().read(address, cycle)
+
+    def state(self) -> dict:
+        return {**super().state(), "irq_at": tuple(self.irq_at)}
+
+
+READ_LOOP = """
+        org 400h
+        jmp start
+        jmp irq
+start:  mov a,#0B4h
+        outl p1,a
+        {interrupts}
+        mov r0,#0A2h
+        mov r1,#10h
+loop:   movx a,@r0      ; A2, in a block: it heads no poll (the write below is no idle form)
+        inc r6
+        mov a,r6
+        movx @r1,a
+        jmp loop
+irq:    sel rb1
+        mov r0,#0A1h
+        movx a,@r0      ; acknowledges /INT
+        inc r7
+        retr
+"""
+
+
+def run_read_loop(interrupts: str, fast: bool, monkeypatch, recorded: bool) -> tuple[object, list, dict, int]:
+    """The loop's run (the fast loop, or step() alone) and how often the board called vdc_read;
+    recorded (the console's whole MOVX decode) or not (its VDC-only path)."""
+    vdc = RearmingVdc()
+    image = assemble_cart(READ_LOOP.format(interrupts=interrupts))
+    console = Console(load_cartridge(image, "o2_rom"), vdc=vdc)
+    records: list = []
+    if recorded:
+        console.add_bus_recorder(lambda *access: records.append(access))
+    calls = 0
+    vdc_read = Cpu.vdc_read
+
+    def counted(cpu: Cpu, cycle: int) -> None:
+        nonlocal calls
+        calls += 1
+        vdc_read(cpu, cycle)
+
+    monkeypatch.setattr(Cpu, "vdc_read", counted)
+    if fast:
+        console.cpu.run_until(CYCLES)
+    else:
+        console.cpu.target = CYCLES
+        while console.cycle < CYCLES:
+            console.cpu.step()
+    monkeypatch.setattr(Cpu, "vdc_read", vdc_read)
+    return console.cpu.state(), records, vdc.state(), calls
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_read_that_brings_int_closer_moves_the_stop_in_a_block(monkeypatch, recorded: bool) -> None:
+    """With /INT enabled a block's read that heads no poll still has `vdc_read` called: the
+    interrupts a read asks for are taken where stepping takes them."""
+    fast = run_read_loop("en i", True, monkeypatch, recorded)
+    slow = run_read_loop("en i", False, monkeypatch, recorded)
+    assert fast[:3] == slow[:3]
+    assert fast[0]["ram"][31] > 50  # R7 of bank 1: interrupts taken
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_block_read_that_heads_no_poll_skips_vdc_read_while_int_is_masked(
+    monkeypatch, recorded: bool
+) -> None:
+    """With /INT masked `vdc_read` would do nothing at such a read: the board is not made to call it."""
+    fast = run_read_loop("dis i", True, monkeypatch, recorded)
+    slow = run_read_loop("dis i", False, monkeypatch, recorded)
+    assert fast[:3] == slow[:3]
+    reads = slow[3]  # stepping: the board calls vdc_read at every read
+    assert reads > 1000 and fast[3] * 50 < reads
+    assert not recorded or reads == sum(1 for record in fast[1] if record[1] == "R")
