@@ -76,6 +76,7 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
+IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end
 # `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
 READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
@@ -178,8 +179,9 @@ class Vdc:
         )
         self._info = register_map()
         # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
-        # bit, redraw, sound-clocked, plain: stored under a mask and not sound-clocked): the
-        # register table decided once, not at each of the thousands of writes a frame some carts make
+        # bit, redraw, sound-clocked, short: not sound-clocked, so `write`'s short paths may take
+        # it): the register table decided once, not at each of the thousands of writes a frame
+        # some carts make
         self._write_plan = tuple(
             (
                 info.canonical,
@@ -187,7 +189,7 @@ class Vdc:
                 LOCK_BITS[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
                 info.redraw,
                 info.canonical in SOUND_CLOCKED,
-                mask is not None and info.canonical not in SOUND_CLOCKED,
+                info.canonical not in SOUND_CLOCKED,
             )
             for info in self._info
             for mask in [info.write_mask if info.canonical < 0xF0 else None]
@@ -211,14 +213,23 @@ class Vdc:
         """`_plain_writes` from `_write_plan` and `drawing_bits` (tests that swap either plan again).
 
         Per A0 & DRAWING_STATES, per address: (canonical address, write mask, the bits whose change
-        can change the picture, redraw) of a plain register that A0 so does not lock, else None.
-        The locks and the drawing bits depend on the same two A0 bits, so `write`'s short path
-        (most writes) looks up one entry instead of testing the lock, the mask and the kind."""
+        can change the picture, redraw) of a plain register (stored under a mask, not
+        sound-clocked) that A0 so does not lock; IGNORED for a write that does nothing before the
+        frame end (a locked or unmapped register, or a read-only or unused one without a redraw,
+        which vdc_regs writes some forty times a frame); else None. The locks and the drawing
+        bits depend on the same two A0 bits, so `write`'s short paths (most writes) look up one
+        entry instead of testing the lock, the mask and the kind."""
+
+        def entry(control: int, bits: bytes, plan: tuple) -> tuple[int, int, int, bool] | tuple[()] | None:
+            a, mask, lock, redraw, _sound_clocked, short = plan
+            if not short:
+                return None
+            if control & lock or (mask is None and not redraw):
+                return IGNORED
+            return None if mask is None else (a, mask, bits[a], redraw)
+
         self._plain_writes = tuple(
-            tuple(
-                (a, mask, bits[a], redraw) if plain and not control & lock else None
-                for a, mask, lock, redraw, _sound_clocked, plain in self._write_plan
-            )
+            tuple(entry(control, bits, plan) for plan in self._write_plan)
             if control & DRAWING_STATES == control
             else ()  # never indexed: A0 & DRAWING_STATES has only the two bits
             for control in range(DRAWING_STATES + 1)
@@ -908,7 +919,7 @@ class Vdc:
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
         plain = self._plain_writes[registers[CONTROL] & DRAWING_STATES][address & 0xFF]
-        if plain is not None and cycle < self._frame_end_cycle:
+        if plain and cycle < self._frame_end_cycle:
             # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
             # register, not locked, before the frame end; if it changes no bit that can change
             # the picture, what the steps below come to, without the steps that cannot apply
@@ -920,7 +931,9 @@ class Vdc:
                     self._deferred_update = cycle
                 registers[a] = new
                 return
-        a, mask, lock, redraw, sound_clocked, _plain = self._write_plan[address & 0xFF]
+        elif plain is IGNORED and cycle < self._frame_end_cycle:
+            return  # what the steps below come to for a locked, read-only or unused register
+        a, mask, lock, redraw, sound_clocked, _short = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
