@@ -729,7 +729,8 @@ class Vdc:
         rest of that line, the whole lines after it and update_now's part of the line it reaches,
         which are consecutive raster ranges drawn with the same registers, so one range
         (`tests/machine/test_vdc_update_ranges.py` checks it against those three steps)."""
-        start = self._last_line * VISIBLE_WIDTH + min(self._last_hpos, VISIBLE_WIDTH)
+        hpos = self._last_hpos  # min(hpos, VISIBLE_WIDTH) without the builtin call, each redraw
+        start = self._last_line * VISIBLE_WIDTH + (hpos if hpos < VISIBLE_WIDTH else VISIBLE_WIDTH)
         if end > VISIBLE_AREA:
             end = VISIBLE_AREA
         if start < end:
@@ -743,7 +744,7 @@ class Vdc:
         note where drawing stopped (even when that is left of where it was on the same line)."""
         if line < self._last_line or (line == self._last_line and hpos == self._last_hpos):
             return
-        self._draw_since_update(line * VISIBLE_WIDTH + min(hpos, VISIBLE_WIDTH))
+        self._draw_since_update(line * VISIBLE_WIDTH + (hpos if hpos < VISIBLE_WIDTH else VISIBLE_WIDTH))
         self._last_line, self._last_hpos = line, hpos
 
     def _record_deferred_update(self) -> None:
