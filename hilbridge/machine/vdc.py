@@ -34,7 +34,7 @@ major-overlap bit only when someone needs them (end of frame, A1 or A2 read); se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from importlib.resources import files
 
 import numpy as np
@@ -194,8 +194,8 @@ class Vdc:
             for info in self._info
             for mask in [info.write_mask if info.canonical < 0xF0 else None]
         )
-        self._plan_writes()
         self._read_plan = read_plan()  # shared by every chip: the register map's
+        self._plan_writes()
         self.raster = Raster(self.timing, self.chip)
         self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
@@ -206,6 +206,9 @@ class Vdc:
         self._line0_offset = self.raster.line0_offset
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
+        # a plain attribute, not a cached_property: `_beam_pixel` reads it at every redraw and
+        # status read, and CPython 3.11 does not specialize an attribute a descriptor shadows
+        self._beam_drift = self._drift_bounds()
         self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
         self.reset()
 
@@ -235,11 +238,21 @@ class Vdc:
             for control in range(DRAWING_STATES + 1)
             for bits in [self.drawing_bits[control]]
         )
+        self._plan_control()
+
+    def _plan_control(self) -> None:
+        """Take the write and read plans of A0's display and grid bits as they are now (after every
+        change of A0): each MOVX then indexes one tuple by its address (vdc_regs makes some 500 a
+        frame) instead of first reading A0 to choose the tuple."""
+        drawing_state = self.registers[CONTROL] & DRAWING_STATES
+        self._plain_writes_now = self._plain_writes[drawing_state]
+        self._read_plan_now = self._read_plan[drawing_state]
 
     # -- life cycle -------------------------------------------------------------------------------
     def reset(self) -> None:
         """Power-on state at cycle 0. (MAME has no VDC reset: the console's reset key leaves it alone.)"""
         self.registers[:] = bytes(256)
+        self._plan_control()
         self.sound.reset()
         self.control_status = 0
         self.collision_status = 0
@@ -291,9 +304,8 @@ class Vdc:
             return pixel
         return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
-    @cached_property
-    def _beam_drift(self) -> tuple[int, int]:
-        """For `_beam_pixel`: the least and most access time past the scheduler's (plus half a
+    def _drift_bounds(self) -> tuple[int, int]:
+        """`_beam_drift`, for `_beam_pixel`: the least and most access time past the scheduler's (plus half a
         pixel) that a slice start from 2 (`MOVX_CYCLES`) to a line's cycles (plus the MOVX and
         rounding) before the access gives. No slice start is further back: power-on starts one, and
         from the first line on the line timer starts one every line; a later one (another timer, an
@@ -866,7 +878,7 @@ class Vdc:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
         registers = self.registers
         address &= 0xFF
-        canonical = self._read_plan[registers[CONTROL] & DRAWING_STATES][address]
+        canonical = self._read_plan_now[address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
@@ -919,7 +931,7 @@ class Vdc:
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
-        plain = self._plain_writes[registers[CONTROL] & DRAWING_STATES][address & 0xFF]
+        plain = self._plain_writes_now[address & 0xFF]
         if plain and cycle < self._frame_end_cycle:
             # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
             # register, not locked, before the frame end; if it changes no bit that can change
@@ -969,6 +981,8 @@ class Vdc:
                     self._record_deferred_update()
                 self._picture = None
             registers[a] = new
+            if a == CONTROL:
+                self._plan_control()
         if a == SOUND_CONTROL and self.audio is not None:
             self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
 
@@ -1050,6 +1064,7 @@ class Vdc:
         if state["region"] != self.region.name:
             raise ValueError(f"state is for {state['region']}, this VDC is {self.region.name}")
         self.registers[:] = bytes.fromhex(state["registers"])
+        self._plan_control()
         self.control_status = int(state["control_status"])
         self.collision_status = int(state["collision_status"])
         self.irq_line = bool(state["irq_line"])

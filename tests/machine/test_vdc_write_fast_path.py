@@ -12,6 +12,7 @@ from hypothesis import given, settings
 
 from hilbridge.machine.timing import NTSC, PAL, Region
 from hilbridge.machine.vdc import Vdc
+from hilbridge.machine.video import DRAWING_STATES
 
 # A0 values: display, grid and sound interrupt on and off, strobe bits
 CONTROLS = [0x00, 0x04, 0x08, 0x20, 0x28, 0x2C, 0x02, 0x2A]
@@ -95,3 +96,33 @@ def test_ignored_writes_change_nothing_before_the_frame_end(
         vdc.write(address, value, cycle)
         after = (bytes(vdc.registers), vdc._deferred_update, vdc._last_line, vdc._last_hpos)
         assert after == before, hex(address)
+
+
+def plans_follow_a0(vdc: Vdc) -> bool:
+    drawing_state = vdc.registers[0xA0] & DRAWING_STATES
+    return (
+        vdc._plain_writes_now is vdc._plain_writes[drawing_state]
+        and vdc._read_plan_now is vdc._read_plan[drawing_state]
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(region=st.sampled_from([NTSC, PAL]), steps=operations)
+def test_the_plans_in_use_follow_a0(region: Region, steps: list[tuple[str, int, int, int]]) -> None:
+    """`write` and `read` index the plans of A0's display and grid bits taken when A0 last changed
+    (`_plan_control`): after every access through A0 or its mirrors, a state load and a reset, they
+    must be the plans of A0 as it is."""
+    vdc = Vdc(region)
+    cycle = 10
+    for kind, address, value, gap in steps:
+        cycle += gap if kind != "edge" else 0
+        if kind in ("write", "same"):
+            vdc.write(address, value if kind == "write" else vdc.registers[address], cycle)
+        elif kind == "read":
+            vdc.read(address, cycle)
+        assert plans_follow_a0(vdc), (kind, address, value)
+    loaded = Vdc(region)
+    loaded.load_state(vdc.state())
+    assert plans_follow_a0(loaded)
+    vdc.reset()
+    assert plans_follow_a0(vdc)
