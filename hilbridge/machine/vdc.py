@@ -210,6 +210,7 @@ class Vdc:
         # status read, and CPython 3.11 does not specialize an attribute a descriptor shadows
         self._beam_drift = self._drift_bounds()
         self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
+        self._last_frame_end_cycle = (-1, 0)  # `frame_end_cycle`'s last (frame, answer): none yet
         self.reset()
 
     def _plan_writes(self) -> None:
@@ -803,8 +804,15 @@ class Vdc:
         self._catch_up(self.timing.pixel_at(cycle))
 
     def frame_end_cycle(self, frame: int) -> int:
-        """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached."""
-        return self.timing.frame_end_cycle(frame)
+        """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached.
+
+        The console asks after every run of CPU blocks, nearly always for the same frame: the last
+        answer is kept (it depends on `frame` alone)."""
+        asked, cycle = self._last_frame_end_cycle
+        if frame != asked:
+            cycle = self.timing.frame_end_cycle(frame)
+            self._last_frame_end_cycle = (frame, cycle)
+        return cycle
 
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
