@@ -265,12 +265,7 @@ class Vdc:
         self._next_vbl_frame = 0
         self._ticks_done = 0
         self._sound_irq_cycle: int | None = None
-        self._frame_end = self._frame_pixels  # global pixel at which the current frame ends (243, 0)
-        # Accesses ending before this cycle are before the frame end: their time is at most a few
-        # hundred picoseconds later than cycle × T (15 clock periods per cycle for at most the ~12
-        # cycles since the last hblank timer), far less than a cycle. So reads and writes there end
-        # no frame and need not be placed on the beam.
-        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+        self._set_frame_end(self._frame_pixels)
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
@@ -287,6 +282,19 @@ class Vdc:
         self.renderer.reset()
         if self.audio is not None:
             self.audio = AudioRecorder()
+
+    def _set_frame_end(self, pixel: int) -> None:
+        """The current frame ends at global pixel `pixel` (243, 0); what follows from it, worked out
+        once a frame instead of at each access or redraw."""
+        self._frame_end = pixel
+        # Accesses ending before this cycle are before the frame end: their time is at most a few
+        # hundred picoseconds later than cycle × T (15 clock periods per cycle for at most the ~12
+        # cycles since the last hblank timer), far less than a cycle. So reads and writes there end
+        # no frame and need not be placed on the beam.
+        self._frame_end_cycle = self.timing.first_cycle_at_pixel(pixel) - 1
+        self._line0 = pixel - self._frame_pixels + self._line0_offset  # global pixel of (0, 0)
+        # instructions starting before this cycle have not seen MAME's scanline-0 timer
+        self._line0_timer = self._line0 * self._pixel_as // self._cycle_as
 
     # -- beam -------------------------------------------------------------------------------------
     def _beam_pixel(self, cycle: int) -> int:
@@ -778,8 +786,7 @@ class Vdc:
             self._draw_since_update(VISIBLE_AREA)
             self.renderer.end_frame(self.draw)
             self.frames_completed += 1
-            self._frame_end += self._frame_pixels
-            self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+            self._set_frame_end(self._frame_end + self._frame_pixels)
             self._last_line = 0
             self._last_hpos = 0
 
@@ -788,11 +795,10 @@ class Vdc:
             pixel = self._beam_pixel(cycle)
         if pixel >= self._frame_end or self._deferred_update >= 0:  # `_catch_up` has work to do
             self._catch_up(pixel)
-        line0 = self._frame_end - self._frame_pixels + self._line0_offset
-        into_frame = pixel - line0
+        into_frame = pixel - self._line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
             return
-        if into_frame < self._htotal and cycle - MOVX_CYCLES < line0 * self._pixel_as // self._cycle_as:
+        if into_frame < self._htotal and cycle - MOVX_CYCLES < self._line0_timer:
             # MAME's scanline-0 timer (which resets the partial-update line from 243 to 0) has not
             # fired yet for an instruction that started before it: update_now skips line 0
             return
@@ -1082,8 +1088,7 @@ class Vdc:
         self.frames_completed = int(state["frames_completed"])
         self._next_vbl_frame = int(state["next_vbl_frame"])
         self._ticks_done = int(state["ticks_done"])
-        self._frame_end = int(state["frame_end"])
-        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+        self._set_frame_end(int(state["frame_end"]))
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))
