@@ -209,6 +209,10 @@ class Vdc:
         # a plain attribute, not a cached_property: `_beam_pixel` reads it at every redraw and
         # status read, and CPython 3.11 does not specialize an attribute a descriptor shadows
         self._beam_drift = self._drift_bounds()
+        # `_beam_pixel` tests both ends of the drift with one big-int division: the least end's
+        # remainder in its pixel leaves room for the rest of the drift
+        self._drift_least = self._beam_drift[0]
+        self._drift_room = self._pixel_as - (self._beam_drift[1] - self._beam_drift[0])
         self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
         self._last_frame_end_cycle = (-1, 0)  # `frame_end_cycle`'s last (frame, answer): none yet
         self.reset()
@@ -305,11 +309,10 @@ class Vdc:
         start, which is at least a MOVX and at most about a line back (`_beam_drift`). Where both
         ends of that range round to one pixel (all but a few accesses in a thousand), the slice
         start (`_access_time`) is not looked up."""
-        least, most = self._beam_drift
-        time = cycle * self._cycle_as
+        time = cycle * self._cycle_as + self._drift_least
         pixel_as = self._pixel_as
-        pixel = (time + least) // pixel_as
-        if (time + most) // pixel_as == pixel:
+        pixel = time // pixel_as
+        if time - pixel * pixel_as < self._drift_room:  # time + most (see __init__) is in that pixel too
             return pixel
         return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
