@@ -34,7 +34,7 @@ major-overlap bit only when someone needs them (end of frame, A1 or A2 read); se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from importlib.resources import files
 
 import numpy as np
@@ -76,6 +76,7 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
+IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end
 # `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
 READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
@@ -178,8 +179,9 @@ class Vdc:
         )
         self._info = register_map()
         # per address, what a write needs, in one tuple (canonical address, write mask or None, lock
-        # bit, redraw, sound-clocked, plain: stored under a mask and not sound-clocked): the
-        # register table decided once, not at each of the thousands of writes a frame some carts make
+        # bit, redraw, sound-clocked, short: not sound-clocked, so `write`'s short paths may take
+        # it): the register table decided once, not at each of the thousands of writes a frame
+        # some carts make
         self._write_plan = tuple(
             (
                 info.canonical,
@@ -187,13 +189,13 @@ class Vdc:
                 LOCK_BITS[info.lock] | (0xFF if info.canonical >= 0xF0 else 0),
                 info.redraw,
                 info.canonical in SOUND_CLOCKED,
-                mask is not None and info.canonical not in SOUND_CLOCKED,
+                info.canonical not in SOUND_CLOCKED,
             )
             for info in self._info
             for mask in [info.write_mask if info.canonical < 0xF0 else None]
         )
-        self._plan_writes()
         self._read_plan = read_plan()  # shared by every chip: the register map's
+        self._plan_writes()
         self.raster = Raster(self.timing, self.chip)
         self.slices = Timeslices(self.raster)
         self._cycle_as = self.timing.cycle_as
@@ -204,31 +206,58 @@ class Vdc:
         self._line0_offset = self.raster.line0_offset
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
+        # a plain attribute, not a cached_property: `_beam_pixel` reads it at every redraw and
+        # status read, and CPython 3.11 does not specialize an attribute a descriptor shadows
+        self._beam_drift = self._drift_bounds()
+        # `_beam_pixel` tests both ends of the drift with one big-int division: the least end's
+        # remainder in its pixel leaves room for the rest of the drift
+        self._drift_least = self._beam_drift[0]
+        self._drift_room = self._pixel_as - (self._beam_drift[1] - self._beam_drift[0])
         self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
+        self._last_frame_end_cycle = (-1, 0)  # `frame_end_cycle`'s last (frame, answer): none yet
         self.reset()
 
     def _plan_writes(self) -> None:
         """`_plain_writes` from `_write_plan` and `drawing_bits` (tests that swap either plan again).
 
         Per A0 & DRAWING_STATES, per address: (canonical address, write mask, the bits whose change
-        can change the picture, redraw) of a plain register that A0 so does not lock, else None.
-        The locks and the drawing bits depend on the same two A0 bits, so `write`'s short path
-        (most writes) looks up one entry instead of testing the lock, the mask and the kind."""
+        can change the picture, redraw) of a plain register (stored under a mask, not
+        sound-clocked) that A0 so does not lock; IGNORED for a write that does nothing before the
+        frame end (a locked or unmapped register, or a read-only or unused one without a redraw,
+        which vdc_regs writes some forty times a frame); else None. The locks and the drawing
+        bits depend on the same two A0 bits, so `write`'s short paths (most writes) look up one
+        entry instead of testing the lock, the mask and the kind."""
+
+        def entry(control: int, bits: bytes, plan: tuple) -> tuple[int, int, int, bool] | tuple[()] | None:
+            a, mask, lock, redraw, _sound_clocked, short = plan
+            if not short:
+                return None
+            if control & lock or (mask is None and not redraw):
+                return IGNORED
+            return None if mask is None else (a, mask, bits[a], redraw)
+
         self._plain_writes = tuple(
-            tuple(
-                (a, mask, bits[a], redraw) if plain and not control & lock else None
-                for a, mask, lock, redraw, _sound_clocked, plain in self._write_plan
-            )
+            tuple(entry(control, bits, plan) for plan in self._write_plan)
             if control & DRAWING_STATES == control
             else ()  # never indexed: A0 & DRAWING_STATES has only the two bits
             for control in range(DRAWING_STATES + 1)
             for bits in [self.drawing_bits[control]]
         )
+        self._plan_control()
+
+    def _plan_control(self) -> None:
+        """Take the write and read plans of A0's display and grid bits as they are now (after every
+        change of A0): each MOVX then indexes one tuple by its address (vdc_regs makes some 500 a
+        frame) instead of first reading A0 to choose the tuple."""
+        drawing_state = self.registers[CONTROL] & DRAWING_STATES
+        self._plain_writes_now = self._plain_writes[drawing_state]
+        self._read_plan_now = self._read_plan[drawing_state]
 
     # -- life cycle -------------------------------------------------------------------------------
     def reset(self) -> None:
         """Power-on state at cycle 0. (MAME has no VDC reset: the console's reset key leaves it alone.)"""
         self.registers[:] = bytes(256)
+        self._plan_control()
         self.sound.reset()
         self.control_status = 0
         self.collision_status = 0
@@ -240,12 +269,7 @@ class Vdc:
         self._next_vbl_frame = 0
         self._ticks_done = 0
         self._sound_irq_cycle: int | None = None
-        self._frame_end = self._frame_pixels  # global pixel at which the current frame ends (243, 0)
-        # Accesses ending before this cycle are before the frame end: their time is at most a few
-        # hundred picoseconds later than cycle × T (15 clock periods per cycle for at most the ~12
-        # cycles since the last hblank timer), far less than a cycle. So reads and writes there end
-        # no frame and need not be placed on the beam.
-        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+        self._set_frame_end(self._frame_pixels)
         self._last_line = 0  # MAME m_last_partial_scan
         self._last_hpos = 0  # MAME m_partial_scan_hpos
         self._picture: Picture | None = None
@@ -263,6 +287,19 @@ class Vdc:
         if self.audio is not None:
             self.audio = AudioRecorder()
 
+    def _set_frame_end(self, pixel: int) -> None:
+        """The current frame ends at global pixel `pixel` (243, 0); what follows from it, worked out
+        once a frame instead of at each access or redraw."""
+        self._frame_end = pixel
+        # Accesses ending before this cycle are before the frame end: their time is at most a few
+        # hundred picoseconds later than cycle × T (15 clock periods per cycle for at most the ~12
+        # cycles since the last hblank timer), far less than a cycle. So reads and writes there end
+        # no frame and need not be placed on the beam.
+        self._frame_end_cycle = self.timing.first_cycle_at_pixel(pixel) - 1
+        self._line0 = pixel - self._frame_pixels + self._line0_offset  # global pixel of (0, 0)
+        # instructions starting before this cycle have not seen MAME's scanline-0 timer
+        self._line0_timer = self._line0 * self._pixel_as // self._cycle_as
+
     # -- beam -------------------------------------------------------------------------------------
     def _beam_pixel(self, cycle: int) -> int:
         """Global pixel (nearest) at `cycle` as MAME's CPU-local time places an access there.
@@ -272,17 +309,15 @@ class Vdc:
         start, which is at least a MOVX and at most about a line back (`_beam_drift`). Where both
         ends of that range round to one pixel (all but a few accesses in a thousand), the slice
         start (`_access_time`) is not looked up."""
-        least, most = self._beam_drift
-        time = cycle * self._cycle_as
+        time = cycle * self._cycle_as + self._drift_least
         pixel_as = self._pixel_as
-        pixel = (time + least) // pixel_as
-        if (time + most) // pixel_as == pixel:
+        pixel = time // pixel_as
+        if time - pixel * pixel_as < self._drift_room:  # time + most (see __init__) is in that pixel too
             return pixel
         return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
-    @cached_property
-    def _beam_drift(self) -> tuple[int, int]:
-        """For `_beam_pixel`: the least and most access time past the scheduler's (plus half a
+    def _drift_bounds(self) -> tuple[int, int]:
+        """`_beam_drift`, for `_beam_pixel`: the least and most access time past the scheduler's (plus half a
         pixel) that a slice start from 2 (`MOVX_CYCLES`) to a line's cycles (plus the MOVX and
         rounding) before the access gives. No slice start is further back: power-on starts one, and
         from the first line on the line timer starts one every line; a later one (another timer, an
@@ -718,7 +753,8 @@ class Vdc:
         rest of that line, the whole lines after it and update_now's part of the line it reaches,
         which are consecutive raster ranges drawn with the same registers, so one range
         (`tests/machine/test_vdc_update_ranges.py` checks it against those three steps)."""
-        start = self._last_line * VISIBLE_WIDTH + min(self._last_hpos, VISIBLE_WIDTH)
+        hpos = self._last_hpos  # min(hpos, VISIBLE_WIDTH) without the builtin call, each redraw
+        start = self._last_line * VISIBLE_WIDTH + (hpos if hpos < VISIBLE_WIDTH else VISIBLE_WIDTH)
         if end > VISIBLE_AREA:
             end = VISIBLE_AREA
         if start < end:
@@ -732,7 +768,7 @@ class Vdc:
         note where drawing stopped (even when that is left of where it was on the same line)."""
         if line < self._last_line or (line == self._last_line and hpos == self._last_hpos):
             return
-        self._draw_since_update(line * VISIBLE_WIDTH + min(hpos, VISIBLE_WIDTH))
+        self._draw_since_update(line * VISIBLE_WIDTH + (hpos if hpos < VISIBLE_WIDTH else VISIBLE_WIDTH))
         self._last_line, self._last_hpos = line, hpos
 
     def _record_deferred_update(self) -> None:
@@ -753,8 +789,7 @@ class Vdc:
             self._draw_since_update(VISIBLE_AREA)
             self.renderer.end_frame(self.draw)
             self.frames_completed += 1
-            self._frame_end += self._frame_pixels
-            self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+            self._set_frame_end(self._frame_end + self._frame_pixels)
             self._last_line = 0
             self._last_hpos = 0
 
@@ -763,11 +798,10 @@ class Vdc:
             pixel = self._beam_pixel(cycle)
         if pixel >= self._frame_end or self._deferred_update >= 0:  # `_catch_up` has work to do
             self._catch_up(pixel)
-        line0 = self._frame_end - self._frame_pixels + self._line0_offset
-        into_frame = pixel - line0
+        into_frame = pixel - self._line0
         if into_frame < 0:  # lines 243-262 (VBLANK) have nothing to draw
             return
-        if into_frame < self._htotal and cycle - MOVX_CYCLES < line0 * self._pixel_as // self._cycle_as:
+        if into_frame < self._htotal and cycle - MOVX_CYCLES < self._line0_timer:
             # MAME's scanline-0 timer (which resets the partial-update line from 243 to 0) has not
             # fired yet for an instruction that started before it: update_now skips line 0
             return
@@ -779,8 +813,15 @@ class Vdc:
         self._catch_up(self.timing.pixel_at(cycle))
 
     def frame_end_cycle(self, frame: int) -> int:
-        """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached."""
-        return self.timing.frame_end_cycle(frame)
+        """First cycle at which frame `frame` (0-based from power-on) is complete: line 243 reached.
+
+        The console asks after every run of CPU blocks, nearly always for the same frame: the last
+        answer is kept (it depends on `frame` alone)."""
+        asked, cycle = self._last_frame_end_cycle
+        if frame != asked:
+            cycle = self.timing.frame_end_cycle(frame)
+            self._last_frame_end_cycle = (frame, cycle)
+        return cycle
 
     def _access_time(self, cycle: int) -> int:
         """MAME's CPU-local time (attoseconds) of an access at the end of a MOVX ending at `cycle`."""
@@ -854,7 +895,7 @@ class Vdc:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
         registers = self.registers
         address &= 0xFF
-        canonical = self._read_plan[registers[CONTROL] & DRAWING_STATES][address]
+        canonical = self._read_plan_now[address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
@@ -907,8 +948,8 @@ class Vdc:
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
-        plain = self._plain_writes[registers[CONTROL] & DRAWING_STATES][address & 0xFF]
-        if plain is not None and cycle < self._frame_end_cycle:
+        plain = self._plain_writes_now[address & 0xFF]
+        if plain and cycle < self._frame_end_cycle:
             # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
             # register, not locked, before the frame end; if it changes no bit that can change
             # the picture, what the steps below come to, without the steps that cannot apply
@@ -920,7 +961,9 @@ class Vdc:
                     self._deferred_update = cycle
                 registers[a] = new
                 return
-        a, mask, lock, redraw, sound_clocked, _plain = self._write_plan[address & 0xFF]
+        elif plain is IGNORED and cycle < self._frame_end_cycle:
+            return  # what the steps below come to for a locked, read-only or unused register
+        a, mask, lock, redraw, sound_clocked, _short = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
@@ -955,6 +998,8 @@ class Vdc:
                     self._record_deferred_update()
                 self._picture = None
             registers[a] = new
+            if a == CONTROL:
+                self._plan_control()
         if a == SOUND_CONTROL and self.audio is not None:
             self.audio.set_level(self.timing.time_of_cycle(cycle), self.sound.level())
 
@@ -1036,6 +1081,7 @@ class Vdc:
         if state["region"] != self.region.name:
             raise ValueError(f"state is for {state['region']}, this VDC is {self.region.name}")
         self.registers[:] = bytes.fromhex(state["registers"])
+        self._plan_control()
         self.control_status = int(state["control_status"])
         self.collision_status = int(state["collision_status"])
         self.irq_line = bool(state["irq_line"])
@@ -1045,8 +1091,7 @@ class Vdc:
         self.frames_completed = int(state["frames_completed"])
         self._next_vbl_frame = int(state["next_vbl_frame"])
         self._ticks_done = int(state["ticks_done"])
-        self._frame_end = int(state["frame_end"])
-        self._frame_end_cycle = self.timing.first_cycle_at_pixel(self._frame_end) - 1
+        self._set_frame_end(int(state["frame_end"]))
         self._last_line = int(state["last_line"])
         self._last_hpos = int(state["last_hpos"])
         self._status_read_cycle = int(state.get("status_read_cycle", 0))

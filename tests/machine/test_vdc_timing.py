@@ -162,6 +162,16 @@ def test_frame_end_cycle_completes_exactly_that_frame(region) -> None:
         assert vdc.frames_completed == frame + 1
 
 
+@settings(max_examples=50, deadline=None)
+@given(region=st.sampled_from(REGIONS), frames=st.lists(st.integers(0, 100_000), max_size=30))
+def test_frame_end_cycle_kept_answer_is_the_timing_one(region, frames: list[int]) -> None:
+    """`Vdc.frame_end_cycle` keeps its last answer: asked in any order, with repeats, it must give
+    what `BeamTiming.frame_end_cycle` works out each time."""
+    vdc = Vdc(region)
+    for frame in frames + frames[::-1]:
+        assert vdc.frame_end_cycle(frame) == vdc.timing.frame_end_cycle(frame), frame
+
+
 def test_mame_trace_stamps_fall_behind_cycle_counts() -> None:
     # measured on MAME 0.251: a 5-cycle loop's stamps first lag the count near cycle 335 600
     vdc = Vdc(NTSC)
