@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import bisect
+import warnings
 
+from hypothesis import strategies as st
+
+from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
@@ -177,6 +181,29 @@ def program_cart(code: bytes, at: int = 0x400, size: int = 2048, fill: int = 0x0
 def console_with(code: bytes, *, bios: bytes | None = None, vdc: ScriptedVdc | None = None, **kw) -> Console:
     """A console running `code` at 0400h on our boot BIOS with a scripted VDC."""
     return Console(program_cart(code, **kw), bios=bios, vdc=vdc or ScriptedVdc(t1_period=0))
+
+
+MOVX_IN_RANDOM_CODE = {
+    "image": st.binary(min_size=64, max_size=64),
+    "offset": st.integers(0, 48),
+    "a": st.integers(0, 255),
+    "psw": st.integers(0, 255),
+    "f1": st.booleans(),
+    "a11": st.sampled_from([0, 0x800]),
+}
+"""Strategies for the idle analysis's property tests: 64 random bytes at 0400h with a MOVX A,@R0 at
+0400h + offset (`cpu_with_movx_at`), and the A, PSW, F1 and A11 it runs from."""
+
+
+def cpu_with_movx_at(image: bytes, offset: int) -> Cpu:
+    """The CPU of a console (real VDC) whose 2 KB cartridge starts with `image`, with MOVX A,@R0
+    written at 0400h + `offset`."""
+    cart = bytearray(2048)
+    cart[: len(image)] = image
+    cart[offset] = 0x80
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownBiosWarning)
+        return Console(load_cartridge(bytes(cart), "o2_rom")).cpu
 
 
 def bios_with(**entries: bytes) -> bytes:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
 from fixture_runs import built_cart
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from machine_doubles import INTERRUPT_VECTORS, ScriptedVdc, assemble_cart
+from machine_doubles import (
+    INTERRUPT_VECTORS,
+    MOVX_IN_RANDOM_CODE,
+    ScriptedVdc,
+    assemble_cart,
+    cpu_with_movx_at,
+)
 
 from hilbridge.machine import idle
-from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.oracle.carts import load_manifest
@@ -489,15 +493,7 @@ def test_a_polls_exit_is_analysed_once_not_at_every_frame(monkeypatch) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    image=st.binary(min_size=64, max_size=64),
-    offset=st.integers(0, 48),
-    a=st.integers(0, 255),
-    psw=st.integers(0, 255),
-    f1=st.booleans(),
-    a11=st.sampled_from([0, 0x800]),
-    ram=st.binary(min_size=64, max_size=64),
-)
+@given(**MOVX_IN_RANDOM_CODE, ram=st.binary(min_size=64, max_size=64))
 # MOVX A,@R0; JB3 06h; JMP 400h: a poll, idle with bit 3 clear; the NOPs after it never come back
 @example(
     image=bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59),
@@ -520,12 +516,7 @@ def test_a_polls_exit_is_analysed_once_not_at_every_frame(monkeypatch) -> None:
 def test_stopping_where_no_path_leads_back_never_changes_the_answer(image, offset, a, psw, f1, a11, ram):
     """Any code after a MOVX, any state: with `reaches` the loop found is the same, and the
     answer depends on no more than without it (what it read is a part of what that read)."""
-    cart = bytearray(2048)
-    cart[: len(image)] = image
-    cart[offset] = 0x80  # MOVX A,@R0 at 0400h + offset
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnknownBiosWarning)
-        cpu = Console(load_cartridge(bytes(cart), "o2_rom")).cpu
+    cpu = cpu_with_movx_at(image, offset)
     head = 0x400 + offset
     state = (a, psw & 0xF7, int(f1), a11, False, ram, False, False)
     followed = idle.run_iteration(cpu.prog, head + 1, head, state)

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import bisect
-import warnings
 
 import pytest
 from hypothesis import example, given, settings
-from hypothesis import strategies as st
-from machine_doubles import ScriptedVdc, assemble_cart
+from machine_doubles import MOVX_IN_RANDOM_CODE, ScriptedVdc, assemble_cart, cpu_with_movx_at
 
 from hilbridge.machine import idle
-from hilbridge.machine.bios import UnknownBiosWarning
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
 from hilbridge.machine.cpu import Cpu
@@ -48,6 +45,16 @@ irq:    sel rb1
 CYCLES = 60_000
 
 
+def run_cycles(console: Console, fast: bool) -> None:
+    """Run `console` for CYCLES: in the fast loop, or by `step()` alone (the reference)."""
+    if fast:
+        console.cpu.run_until(CYCLES)
+    else:
+        console.cpu.target = CYCLES
+        while console.cycle < CYCLES:
+            console.cpu.step()
+
+
 def run(fast: bool, monkeypatch) -> tuple[object, list, int]:
     console = Console(load_cartridge(assemble_cart(WRITER), "o2_rom"))
     records: list = []
@@ -61,12 +68,7 @@ def run(fast: bool, monkeypatch) -> tuple[object, list, int]:
         step(cpu)
 
     monkeypatch.setattr(Cpu, "step", counted)
-    if fast:
-        console.cpu.run_until(CYCLES)
-    else:
-        console.cpu.target = CYCLES
-        while console.cycle < CYCLES:
-            console.cpu.step()
+    run_cycles(console, fast)
     monkeypatch.setattr(Cpu, "step", step)
     return console.cpu.state(), records, steps
 
@@ -83,25 +85,13 @@ def test_vdc_writes_and_reads_with_interrupts_on_stay_in_the_fast_loop_exactly(m
 
 
 @settings(max_examples=80, deadline=None)
-@given(
-    image=st.binary(min_size=64, max_size=64),
-    offset=st.integers(0, 48),
-    a=st.integers(0, 255),
-    psw=st.integers(0, 255),
-    f1=st.booleans(),
-    a11=st.sampled_from([0, 0x800]),
-)
+@given(**MOVX_IN_RANDOM_CODE)
 # a 64-instruction loop: JMP 07C3h, NOPs on to 07FFh, the PC wraps to the BIOS's JMP 0400h
 @example(image=bytes([0x00, 0xE4, 0xC3]) + bytes(61), offset=0, a=0, psw=0, f1=False, a11=0)
 def test_a_read_the_static_check_lets_pass_never_heads_a_polling_loop(image, offset, a, psw, f1, a11):
     """`idle.may_return` (which decides whether step() runs after a VDC read) must say yes wherever
     `idle.run_iteration` finds a loop, for any A, PSW, F1 and A11."""
-    cart = bytearray(2048)
-    cart[: len(image)] = image
-    cart[offset] = 0x80  # MOVX A,@R0 at 0400h + offset
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UnknownBiosWarning)
-        cpu = Console(load_cartridge(bytes(cart), "o2_rom")).cpu
+    cpu = cpu_with_movx_at(image, offset)
     cpu.psw, cpu.f1, cpu.jump_a11 = psw, int(f1), a11
     head = 0x400 + offset
     state = (a, psw, int(f1), a11, False, bytes(cpu.ram), False, False)
@@ -185,12 +175,7 @@ def run_read_loop(interrupts: str, fast: bool, monkeypatch, recorded: bool) -> t
         vdc_read(cpu, cycle)
 
     monkeypatch.setattr(Cpu, "vdc_read", counted)
-    if fast:
-        console.cpu.run_until(CYCLES)
-    else:
-        console.cpu.target = CYCLES
-        while console.cycle < CYCLES:
-            console.cpu.step()
+    run_cycles(console, fast)
     monkeypatch.setattr(Cpu, "vdc_read", vdc_read)
     return console.cpu.state(), records, vdc.state(), calls
 
