@@ -743,25 +743,6 @@ def grid_layer(key: bytes) -> np.ndarray:
     return grid_system(key).drawn(0, VISIBLE_LINES - 1)
 
 
-def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
-    """(y, x_px, pointer9, colour, height_pointer) of every major character, in drawing order
-    (`r` holds registers 10-7F at offsets 0-6F)."""
-    objects = []
-    for quad in range(3, -1, -1):
-        base = 0x30 + 16 * quad
-        y, x = r[base], (r[base + 1] + 5) * 2
-        height_pointer = r[base + 12 + 2]  # the 4th character's pointer sets the height
-        for char in range(4):
-            pointer, attribute = r[base + 4 * char + 2], r[base + 4 * char + 3]
-            colour = 8 + (attribute >> 1 & 7)
-            objects.append((y, x + 32 * char, pointer | (attribute & 1) << 8, colour, height_pointer))
-    for char in range(11, -1, -1):
-        base = 4 * char
-        y, x, pointer, attribute = r[base], (r[base + 1] + 5) * 2, r[base + 2], r[base + 3]
-        objects.append((y, x, pointer | (attribute & 1) << 8, 8 + (attribute >> 1 & 7), pointer))
-    return objects
-
-
 @lru_cache(maxsize=1024)
 def character_cell(y: int, pointer9: int, height_pointer: int) -> np.ndarray | None:
     """The lit pixels (lines y.., 16 wide) of a major character cell, None when nothing is visible."""
@@ -784,10 +765,11 @@ MajorCell = tuple[int, int, int, int, int, int]  # top, bottom + 1, x, pointer9,
 
 
 def major_cells(key: bytes) -> list[MajorCell]:
-    """The cells of `major_objects` that can be seen, as (top line, bottom line + 1, x, pointer9,
-    height pointer, colour) in drawing order: Y hidden (8244), X right of the visible area or Y
-    below it left out. One loop over the registers without a tuple per object: a game or test that
-    rewrites the characters every frame makes a new major system each frame.
+    """The major characters (quads 3 -> 0, then characters 11 -> 0) that can be seen, as (top line,
+    bottom line + 1, x, pointer9, height pointer, colour) in drawing order: Y hidden (8244), X right
+    of the visible area or Y below it left out. One loop over the registers without a tuple per
+    object: a game or test that rewrites the characters every frame makes a new major system each
+    frame (the reference renderer lists every object first: `video_reference.major_objects`).
     key: registers 10-7F and a byte "hide Y < 14" (8244)."""
     r = key
     hidden_above = NTSC_HIDDEN_Y if key[-1] else 0

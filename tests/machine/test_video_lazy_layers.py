@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from video_reference import grid_layer as reference_grid_layer
+from video_reference import major_objects
 
 from hilbridge.machine.video import (
     NTSC_HIDDEN_Y,
@@ -14,7 +15,6 @@ from hilbridge.machine.video import (
     VISIBLE_WIDTH,
     GridLayer,
     major_cells,
-    major_objects,
 )
 
 # (first line, number of lines - 1): mostly short ranges, as mid-frame spans are

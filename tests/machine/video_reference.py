@@ -41,9 +41,27 @@ from hilbridge.machine.video import (
     background_colour,
     edge_bits,
     grid_colour,
-    major_objects,
     registers_from_snapshot,
 )
+
+
+def major_objects(r: bytes) -> list[tuple[int, int, int, int, int]]:
+    """(y, x_px, pointer9, colour, height_pointer) of every major character, in drawing order
+    (`r` holds registers 10-7F at offsets 0-6F), object by object as the registers list them."""
+    objects = []
+    for quad in range(3, -1, -1):
+        base = 0x30 + 16 * quad
+        y, x = r[base], (r[base + 1] + 5) * 2
+        height_pointer = r[base + 12 + 2]  # the 4th character's pointer sets the height
+        for char in range(4):
+            pointer, attribute = r[base + 4 * char + 2], r[base + 4 * char + 3]
+            colour = 8 + (attribute >> 1 & 7)
+            objects.append((y, x + 32 * char, pointer | (attribute & 1) << 8, colour, height_pointer))
+    for char in range(11, -1, -1):
+        base = 4 * char
+        y, x, pointer, attribute = r[base], (r[base + 1] + 5) * 2, r[base + 2], r[base + 3]
+        objects.append((y, x, pointer | (attribute & 1) << 8, 8 + (attribute >> 1 & 7), pointer))
+    return objects
 
 
 class ReferencePicture:
