@@ -685,13 +685,11 @@ class Vdc:
                 return []
         cycles = np.arange(n, dtype=np.int64) * period + first
         htotal = self._htotal
-        line0 = self._frame_end - self._frame_pixels + self._line0_offset
-        into = pixels - line0
+        into = pixels - self._line0
         line, hpos = np.divmod(into, htotal)
         raster = line * VISIBLE_WIDTH + np.minimum(hpos, VISIBLE_WIDTH)
         drawn = self._last_line * VISIBLE_WIDTH + min(self._last_hpos, VISIBLE_WIDTH)
-        line0_timer = line0 * self._pixel_as // self._cycle_as
-        undrawn = (into < 0) | ((into < htotal) & (cycles - MOVX_CYCLES < line0_timer))
+        undrawn = (into < 0) | ((into < htotal) & (cycles - MOVX_CYCLES < self._line0_timer))
         raster[undrawn] = drawn
         positions = self._current_picture().overlap_positions()
         # the pixels rise (checked above), so each read reaches at least as far as the one before
@@ -949,7 +947,9 @@ class Vdc:
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
         plain = self._plain_writes_now[address & 0xFF]
-        if plain and cycle < self._frame_end_cycle:
+        if plain is not None and cycle < self._frame_end_cycle:
+            if plain is IGNORED:
+                return  # what the steps below come to for a locked, read-only or unused register
             # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
             # register, not locked, before the frame end; if it changes no bit that can change
             # the picture, what the steps below come to, without the steps that cannot apply
@@ -961,8 +961,6 @@ class Vdc:
                     self._deferred_update = cycle
                 registers[a] = new
                 return
-        elif plain is IGNORED and cycle < self._frame_end_cycle:
-            return  # what the steps below come to for a locked, read-only or unused register
         a, mask, lock, redraw, sound_clocked, _short = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
