@@ -528,6 +528,13 @@ def collision_table(enable: int) -> np.ndarray:
     return table
 
 
+# by attribute b0-b1, by shape row: is the row shifted right by half a unit (0: none, 1: every row,
+# 2: the even rows, 3: the odd rows)
+_ROW_SHIFTS = tuple(
+    tuple({0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[mode] for row in range(8)) for mode in range(4)
+)
+
+
 @lru_cache(maxsize=256)
 def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
     """A sprite's pixels relative to its top left corner (attribute b0-b2: shift and zoom)."""
@@ -536,7 +543,7 @@ def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
     rows = np.repeat(bits.astype(bool), size, axis=1)
     mask = np.zeros((8 * size, 8 * size + size // 2), dtype=bool)
     for row in range(8):
-        shift = {0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[attribute & 3] * (size // 2)
+        shift = _ROW_SHIFTS[attribute & 3][row] * (size // 2)
         mask[row * size : row * size + size, shift : shift + 8 * size] = rows[row]
     mask.setflags(write=False)
     return mask
@@ -568,10 +575,6 @@ _SPREAD_BITS = {
     )
     for size in (2, 4)
 }
-# by attribute b0-b1, by shape row: is the row shifted right by half a unit (see `sprite_shape`)
-_ROW_SHIFTS = tuple(
-    tuple({0: 0, 1: 1, 2: (row & 1) ^ 1, 3: row & 1}[mode] for row in range(8)) for mode in range(4)
-)
 
 
 @lru_cache(maxsize=1024)
