@@ -1,16 +1,18 @@
 """Emulated frames per second of our emulator and, measured in the same run on the same cartridges,
 of MAME 0.251 (`-video none -sound none -nothrottle`), and their ratio.
 
-    python benchmarks/emu_speed.py [--frames 600] [--region ntsc|pal|both] [--repeat 3] [--no-mame]
+    python benchmarks/emu_speed.py [--frames N] [--region ntsc|pal|both] [--repeat 3] [--no-mame]
                                    [CART_NAME ...]
 
 Cartridges: the oracle test carts (fixtures/carts), the game-like wait loops
 (fixtures/carts/wait_loops) and `poll_vbl`, a minimal loop that waits for VBL by polling A1 and
 updates a few VDC registers per frame. MAME's start-up time is cancelled by timing two runs of
 different lengths (the short one `START_SECONDS` of emulated time), and ours is timed after running
-that same first stretch, so both figures count the frames after it. When the long run is not
-clearly longer than the short one (MAME too fast to tell from its start-up noise) its speed and the
-ratio are "n/a", not an invented figure.
+that same first stretch, so both figures count the frames after it. By default ours runs as many
+frames as MAME's long run adds (`MAME_SECONDS`): both sides are timed over seconds of wall time,
+so a burst of load on this shared machine strikes both alike, not only the shorter one. When the
+long run is not clearly longer than the short one (MAME too fast to tell from its start-up noise)
+its speed and the ratio are "n/a", not an invented figure.
 
 Each cart is measured in `--repeat` rounds, a run of ours then MAME's pair in each, so that a change
 of the machine's load strikes both sides of a round alike: the figures printed are the medians of
@@ -153,7 +155,9 @@ def load() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="only these carts")
-    parser.add_argument("--frames", type=int, default=600)
+    parser.add_argument(
+        "--frames", type=int, help="frames of ours to time (default: MAME's timed stretch, MAME_SECONDS)"
+    )
     parser.add_argument("--region", choices=[*sorted(MAME_SYSTEMS), "both"], default="both")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per cart (ours and MAME's)")
     parser.add_argument("--no-mame", action="store_true", help="skip the MAME reference")
@@ -163,18 +167,20 @@ def main() -> None:
     regions = sorted(MAME_SYSTEMS) if options.region == "both" else [options.region]
     print(load())
     for region in regions:
-        floor = REAL_TIME_FLOOR * float(REGIONS[region].frame_rate_hz)
-        print(f"{options.frames} frames, {region}; floor {floor:.0f} frames/s (10x real time)", end="")
+        rate = float(REGIONS[region].frame_rate_hz)
+        frames = options.frames or round(MAME_SECONDS * rate)
+        floor = REAL_TIME_FLOOR * rate
+        print(f"{frames} frames, {region}; floor {floor:.0f} frames/s (10x real time)", end="")
         print(f"; medians of {options.repeat} rounds (ours, MAME's, and their ratio per round)")
         print(f"{'cart':16s} {'ours f/s':>9s} {'MAME f/s':>9s} {'ours/MAME':>9s}  floor", end="")
         print(f"  {'no picture':>10s}" if options.no_picture else "")
         for name, image, slot in carts(options.names):
             runs_in_mame = bool(mame) and slot != "o2_ktaa"
-            rounds = [measure_round(mame if runs_in_mame else None, image, slot, region, options.frames)
+            rounds = [measure_round(mame if runs_in_mame else None, image, slot, region, frames)
                       for _ in range(options.repeat)]  # fmt: skip
             speed = statistics.median(run for run, _ in rounds)
             references = [reference for _, reference in rounds if reference]
-            plain = ours(image, slot, region, options.frames, draw=False) if options.no_picture else None
+            plain = ours(image, slot, region, frames, draw=False) if options.no_picture else None
             if runs_in_mame and len(references) == len(rounds):
                 ratios = [run / reference for run, reference in rounds if reference]
                 shown = f"{statistics.median(references):9.0f}"
