@@ -1196,19 +1196,33 @@ class Renderer:
         if len(self._deferred) > DEFERRED_SPANS:
             self._run_deferred()
         if draw:
-            bitmap = self._bitmap
-            raster = bitmap.reshape(-1)
-            for span in self._spans:
-                target = raster[span.start : span.end]
-                plain = span.picture.plain_colour
-                if plain >= 0:
-                    target.fill(plain | BRIGHT if span.lum else plain)
-                    continue
-                span.picture.draw(target, span.start, span.end, span.lum)
-            self.last_frame = bitmap.copy()
+            self._bitmap = self.last_frame = self._draw_spans(self._bitmap)
         self._spans.clear()
         self._overlap_cursor = (0, 0)
         self._collision_cursor = (0, 0)
+
+    def _draw_spans(self, previous: np.ndarray) -> np.ndarray:
+        """The frame's spans drawn in order into a new bitmap; pixels no span covers keep their
+        colour in `previous`. A new array rather than a copy of the finished one: a frame that
+        `last_frame` handed out stays as it was, and the frame's pixels are written once."""
+        bitmap = np.empty_like(previous)
+        raster, old = bitmap.reshape(-1), previous.reshape(-1)
+        covered = 0  # raster[:covered] is drawn (or taken from `previous`)
+        for span in self._spans:
+            start, end = span.start, span.end
+            if start > covered:
+                raster[covered:start] = old[covered:start]
+            if end > covered:
+                covered = end
+            target = raster[start:end]
+            plain = span.picture.plain_colour
+            if plain >= 0:
+                target.fill(plain | BRIGHT if span.lum else plain)
+            else:
+                span.picture.draw(target, start, end, span.lum)
+        if covered < raster.size:
+            raster[covered:] = old[covered:]
+        return bitmap
 
     def state(self) -> dict:
         self._run_deferred()
