@@ -83,8 +83,9 @@ _EMPTY = np.zeros(0, dtype=np.intp)
 
 
 def snapshot_of(registers: bytes | bytearray) -> bytes:
-    """The registers a picture draws from: 00-A3, then the grid's C0-EF."""
-    return bytes(registers[:SNAPSHOT_LOW]) + bytes(registers[GRID_REGISTERS])
+    """The registers a picture draws from: 00-A3, then the grid's C0-EF (one join: the VDC takes
+    a snapshot after every write that changes the picture)."""
+    return b"".join((registers[:SNAPSHOT_LOW], registers[GRID_REGISTERS]))
 
 
 def registers_from_snapshot(snapshot: bytes) -> bytearray:

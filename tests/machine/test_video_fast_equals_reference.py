@@ -288,3 +288,12 @@ def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
     for start, end in spans:
         if start < end:
             assert fast.collisions(start, end, -1) == reference.collisions(start, end, -1), (start, end)
+
+
+@settings(max_examples=50, deadline=None)
+@given(registers=st.binary(min_size=256, max_size=256))
+def test_snapshot_holds_registers_00_a3_then_c0_ef(registers: bytes) -> None:
+    snapshot = snapshot_of(bytearray(registers))
+    assert type(snapshot) is bytes
+    assert snapshot == registers[:0xA4] + registers[0xC0:0xF0]
+
