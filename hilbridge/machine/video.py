@@ -1078,7 +1078,9 @@ class Renderer:
         self.key = key
         self.left_sources = left_sources
         self._cache: OrderedDict[bytes, Picture] = OrderedDict()  # by drawing_key
-        self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key (pictures live in _cache only)
+        self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key
+        # registers without A3 -> the picture whose layers the pictures in other colours share
+        self._layouts: dict[bytes, Picture] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -1106,11 +1108,15 @@ class Renderer:
         if picture is not None:
             self._cache.move_to_end(snapshot)
             return picture
-        layout = None
-        if snapshot[COLOUR]:
-            # the same picture in other colours shares its layers with the A3 = 0 one
-            layout = self._keyed(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
+        # the same picture in other colours shares the layers of the first one made (raster bars
+        # rewrite A3 mid-frame), found by its registers without A3
+        layers_key = snapshot[:COLOUR] + snapshot[COLOUR + 1 :]
+        layout = self._layouts.get(layers_key)
         picture = self.picture_type(snapshot, self.hides_high_characters, layout)
+        if layout is None:
+            self._layouts[layers_key] = picture
+            if len(self._layouts) > PICTURE_CACHE_SIZE:
+                del self._layouts[next(iter(self._layouts))]
         self._cache[snapshot] = picture
         if len(self._cache) > PICTURE_CACHE_SIZE:
             self._cache.popitem(last=False)
