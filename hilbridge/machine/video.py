@@ -79,6 +79,11 @@ SPRITE_SLOTS = tuple((index, 4 * index, 0x80 + 8 * index) for index in range(3, 
 SPRITE_X_LIMIT = VISIBLE_WIDTH // 2 - 5  # a sprite with X at or right of this starts off screen
 NO_SHAPE = bytes(8)
 _HIDE_FLAGS = (b"\0", b"\1")  # a major system key's last byte, by "hide Y < 14"
+_REACHED = tuple(b"\1" * lines for lines in range(33))  # an object's lines in a reach map, by count
+# a grid key's first byte by A0: the bits that change the grid (made once, not per picture)
+_GRID_CONTROL = tuple(
+    bytes([control & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)]) for control in range(256)
+)
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
@@ -204,27 +209,28 @@ class Picture:
     `tests/machine/video_reference.py` keeps the straightforward whole-frame version this must equal.
     """
 
+    # made on first use (then instance attributes): most pictures never need them, and a mid-frame
+    # write makes a new picture
+    _overlap_positions: np.ndarray | None = None
+    _collision_positions: np.ndarray | None = None
+    _collided: bytearray | None = None  # 1 = that line's collision bits are computed
+
     def __init__(self, snapshot: bytes, hides_high_characters: bool, layout: Picture | None = None) -> None:
         """`layout`: a picture with the same registers except the colours (A3), whose object and
         collision layers this one shares (raster bars rewrite A3 mid-frame)."""
-        self.snapshot = snapshot
-        self.layout = layout
         # registers 00-A3 are at their own addresses in the snapshot (C0-EF follow from A4 on)
-        self.registers = snapshot
+        self.snapshot = self.registers = snapshot
+        self.layout = layout
         self.hides_high_characters = hides_high_characters
-        self.enable = self.registers[COLLISION]
-        self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
+        self.enable = snapshot[COLLISION]
+        control = snapshot[CONTROL]
+        self.objects_on = control & CONTROL_DISPLAY != 0
         # with the display and the grid off every pixel is the background: the frame end fills a
         # span with it instead of painting lines and copying them (-1: the picture draws more)
         self.plain_colour = (
-            -1
-            if self.registers[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)
-            else background_colour(self.registers[COLOUR])
+            -1 if control & (CONTROL_DISPLAY | CONTROL_GRID) else background_colour(snapshot[COLOUR])
         )
         self._built = False
-        self._overlap_positions: np.ndarray | None = None
-        self._collision_positions: np.ndarray | None = None
-        self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -240,8 +246,7 @@ class Picture:
             self.base, self.object_reach = layout.base, layout.object_reach
             return
         # grid and characters change less often than sprites: their layers are shared between pictures
-        grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
+        grid_key = _GRID_CONTROL[r[CONTROL]] + r[SNAPSHOT_LOW:]
         major_key = r[0x10:0x80] + _HIDE_FLAGS[self.hides_high_characters] if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
@@ -253,17 +258,18 @@ class Picture:
         if not self.objects_on:
             return
         for index, at, shape_at in SPRITE_SLOTS:
-            y, attribute = r[at], r[at + 2]
-            bottom = y + (32 if attribute & 4 else 16)
+            shape = r[shape_at : shape_at + 8]
+            top = r[at]
+            if shape == NO_SHAPE or top >= VISIBLE_LINES or r[at + 1] >= SPRITE_X_LIMIT:
+                continue
+            zoomed = r[at + 2] & 4 == 4
+            bottom = top + (32 if zoomed else 16)
             if bottom > VISIBLE_LINES:
                 bottom = VISIBLE_LINES
-            shape = r[shape_at : shape_at + 8]
-            if y < bottom and r[at + 1] < SPRITE_X_LIMIT and shape != NO_SHAPE:
-                self.sprites.append((index, bool(attribute & 4), y, bottom, r[at : at + 3] + shape))
-        if self.sprites:
-            self.object_reach = reach = bytearray(self.object_reach)
-            for _index, _zoomed, top, bottom, _key in self.sprites:
-                reach[top:bottom] = b"\1" * (bottom - top)
+            self.sprites.append((index, zoomed, top, bottom, r[at : at + 3] + shape))
+            if self.object_reach is self.major.cell_reach:
+                self.object_reach = bytearray(self.object_reach)
+            self.object_reach[top:bottom] = _REACHED[bottom - top]
 
     def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray]]:
         """(index, zoomed, top line, mask of lines top.. (360 wide)) of the sprites that reach
