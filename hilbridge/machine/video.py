@@ -386,10 +386,10 @@ class Picture:
         if not self._built:
             self._build()
         major = self.major
+        if end <= major.overlap_start or start >= major.overlap_end:
+            return False  # no two cells meet on the span's lines: nothing to build or look at
         first, x0 = divmod(start, VISIBLE_WIDTH)
         last, x1 = divmod(end - 1, VISIBLE_WIDTH)
-        if last < major.overlap_top or first >= major.overlap_bottom:
-            return False  # no two cells meet on these lines: nothing to build or look at
         if major.drawn_lines.find(0, first, last + 1) >= 0:
             major.build(first, last)
         masks = major.overlap_masks
@@ -830,10 +830,13 @@ class MajorSystem:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
         self._overlap_positions: np.ndarray | None = None
-        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
+        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none), and
+        # the raster positions overlap_start..overlap_end-1 of those lines
         boxes = self.overlap_boxes
         self.overlap_top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
         self.overlap_bottom = max([box[1] for box in boxes]) if boxes else 0
+        self.overlap_start = self.overlap_top * VISIBLE_WIDTH
+        self.overlap_end = self.overlap_bottom * VISIBLE_WIDTH
         self.overlap_masks = [0] * VISIBLE_LINES
         if self.cells:
             self.drawn_lines = bytearray(VISIBLE_LINES)
@@ -1179,7 +1182,8 @@ class Renderer:
             span = spans[index]
             start = max(position, span.start)
             position = 0
-            if start >= span.end or not span.picture.enable:
+            # only character and sprite pixels set A2 bits: none with the display off
+            if start >= span.end or not span.picture.enable or not span.picture.objects_on:
                 continue
             left = self._left_source(index) if start == span.start and self.left_sources else -1
             self._deferred.append((span.picture, start, span.end, left))
