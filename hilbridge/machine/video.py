@@ -79,12 +79,18 @@ SPRITE_SLOTS = tuple((index, 4 * index, 0x80 + 8 * index) for index in range(3, 
 SPRITE_X_LIMIT = VISIBLE_WIDTH // 2 - 5  # a sprite with X at or right of this starts off screen
 NO_SHAPE = bytes(8)
 _HIDE_FLAGS = (b"\0", b"\1")  # a major system key's last byte, by "hide Y < 14"
+_REACHED = tuple(b"\1" * lines for lines in range(33))  # an object's lines in a reach map, by count
+# a grid key's first byte by A0: the bits that change the grid (made once, not per picture)
+_GRID_CONTROL = tuple(
+    bytes([control & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)]) for control in range(256)
+)
 _EMPTY = np.zeros(0, dtype=np.intp)
 
 
 def snapshot_of(registers: bytes | bytearray) -> bytes:
-    """The registers a picture draws from: 00-A3, then the grid's C0-EF."""
-    return bytes(registers[:SNAPSHOT_LOW]) + bytes(registers[GRID_REGISTERS])
+    """The registers a picture draws from: 00-A3, then the grid's C0-EF (one join: the VDC takes
+    a snapshot after every write that changes the picture)."""
+    return b"".join((registers[:SNAPSHOT_LOW], registers[GRID_REGISTERS]))
 
 
 def registers_from_snapshot(snapshot: bytes) -> bytearray:
@@ -203,27 +209,28 @@ class Picture:
     `tests/machine/video_reference.py` keeps the straightforward whole-frame version this must equal.
     """
 
+    # made on first use (then instance attributes): most pictures never need them, and a mid-frame
+    # write makes a new picture
+    _overlap_positions: np.ndarray | None = None
+    _collision_positions: np.ndarray | None = None
+    _collided: bytearray | None = None  # 1 = that line's collision bits are computed
+
     def __init__(self, snapshot: bytes, hides_high_characters: bool, layout: Picture | None = None) -> None:
         """`layout`: a picture with the same registers except the colours (A3), whose object and
         collision layers this one shares (raster bars rewrite A3 mid-frame)."""
-        self.snapshot = snapshot
-        self.layout = layout
         # registers 00-A3 are at their own addresses in the snapshot (C0-EF follow from A4 on)
-        self.registers = snapshot
+        self.snapshot = self.registers = snapshot
+        self.layout = layout
         self.hides_high_characters = hides_high_characters
-        self.enable = self.registers[COLLISION]
-        self.objects_on = bool(self.registers[CONTROL] & CONTROL_DISPLAY)
+        self.enable = snapshot[COLLISION]
+        control = snapshot[CONTROL]
+        self.objects_on = control & CONTROL_DISPLAY != 0
         # with the display and the grid off every pixel is the background: the frame end fills a
         # span with it instead of painting lines and copying them (-1: the picture draws more)
         self.plain_colour = (
-            -1
-            if self.registers[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)
-            else background_colour(self.registers[COLOUR])
+            -1 if control & (CONTROL_DISPLAY | CONTROL_GRID) else background_colour(snapshot[COLOUR])
         )
         self._built = False
-        self._overlap_positions: np.ndarray | None = None
-        self._collision_positions: np.ndarray | None = None
-        self._collided: bytearray | None = None  # 1 = that line's collision bits are computed
 
     # -- layers -----------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -239,8 +246,7 @@ class Picture:
             self.base, self.object_reach = layout.base, layout.object_reach
             return
         # grid and characters change less often than sprites: their layers are shared between pictures
-        grid_bits = r[CONTROL] & (CONTROL_GRID | CONTROL_DOTS | CONTROL_WIDE_BARS)
-        grid_key = bytes([grid_bits]) + r[SNAPSHOT_LOW:]
+        grid_key = _GRID_CONTROL[r[CONTROL]] + r[SNAPSHOT_LOW:]
         major_key = r[0x10:0x80] + _HIDE_FLAGS[self.hides_high_characters] if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
@@ -252,17 +258,18 @@ class Picture:
         if not self.objects_on:
             return
         for index, at, shape_at in SPRITE_SLOTS:
-            y, attribute = r[at], r[at + 2]
-            bottom = y + (32 if attribute & 4 else 16)
+            shape = r[shape_at : shape_at + 8]
+            top = r[at]
+            if shape == NO_SHAPE or top >= VISIBLE_LINES or r[at + 1] >= SPRITE_X_LIMIT:
+                continue
+            zoomed = r[at + 2] & 4 == 4
+            bottom = top + (32 if zoomed else 16)
             if bottom > VISIBLE_LINES:
                 bottom = VISIBLE_LINES
-            shape = r[shape_at : shape_at + 8]
-            if y < bottom and r[at + 1] < SPRITE_X_LIMIT and shape != NO_SHAPE:
-                self.sprites.append((index, bool(attribute & 4), y, bottom, r[at : at + 3] + shape))
-        if self.sprites:
-            self.object_reach = reach = bytearray(self.object_reach)
-            for _index, _zoomed, top, bottom, _key in self.sprites:
-                reach[top:bottom] = b"\1" * (bottom - top)
+            self.sprites.append((index, zoomed, top, bottom, r[at : at + 3] + shape))
+            if self.object_reach is self.major.cell_reach:
+                self.object_reach = bytearray(self.object_reach)
+            self.object_reach[top:bottom] = _REACHED[bottom - top]
 
     def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray]]:
         """(index, zoomed, top line, mask of lines top.. (360 wide)) of the sprites that reach
@@ -379,10 +386,10 @@ class Picture:
         if not self._built:
             self._build()
         major = self.major
+        if end <= major.overlap_start or start >= major.overlap_end:
+            return False  # no two cells meet on the span's lines: nothing to build or look at
         first, x0 = divmod(start, VISIBLE_WIDTH)
         last, x1 = divmod(end - 1, VISIBLE_WIDTH)
-        if last < major.overlap_top or first >= major.overlap_bottom:
-            return False  # no two cells meet on these lines: nothing to build or look at
         if major.drawn_lines.find(0, first, last + 1) >= 0:
             major.build(first, last)
         masks = major.overlap_masks
@@ -823,10 +830,13 @@ class MajorSystem:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
         self._overlap_positions: np.ndarray | None = None
-        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none)
+        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none), and
+        # the raster positions overlap_start..overlap_end-1 of those lines
         boxes = self.overlap_boxes
         self.overlap_top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
         self.overlap_bottom = max([box[1] for box in boxes]) if boxes else 0
+        self.overlap_start = self.overlap_top * VISIBLE_WIDTH
+        self.overlap_end = self.overlap_bottom * VISIBLE_WIDTH
         self.overlap_masks = [0] * VISIBLE_LINES
         if self.cells:
             self.drawn_lines = bytearray(VISIBLE_LINES)
@@ -1077,7 +1087,9 @@ class Renderer:
         self.key = key
         self.left_sources = left_sources
         self._cache: OrderedDict[bytes, Picture] = OrderedDict()  # by drawing_key
-        self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key (pictures live in _cache only)
+        self._aliases: dict[bytes, bytes] = {}  # raw snapshot -> its key
+        # registers without A3 -> the picture whose layers the pictures in other colours share
+        self._layouts: dict[bytes, Picture] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -1105,11 +1117,15 @@ class Renderer:
         if picture is not None:
             self._cache.move_to_end(snapshot)
             return picture
-        layout = None
-        if snapshot[COLOUR]:
-            # the same picture in other colours shares its layers with the A3 = 0 one
-            layout = self._keyed(snapshot[:COLOUR] + b"\0" + snapshot[COLOUR + 1 :])
+        # the same picture in other colours shares the layers of the first one made (raster bars
+        # rewrite A3 mid-frame), found by its registers without A3
+        layers_key = snapshot[:COLOUR] + snapshot[COLOUR + 1 :]
+        layout = self._layouts.get(layers_key)
         picture = self.picture_type(snapshot, self.hides_high_characters, layout)
+        if layout is None:
+            self._layouts[layers_key] = picture
+            if len(self._layouts) > PICTURE_CACHE_SIZE:
+                del self._layouts[next(iter(self._layouts))]
         self._cache[snapshot] = picture
         if len(self._cache) > PICTURE_CACHE_SIZE:
             self._cache.popitem(last=False)
@@ -1166,7 +1182,8 @@ class Renderer:
             span = spans[index]
             start = max(position, span.start)
             position = 0
-            if start >= span.end or not span.picture.enable:
+            # only character and sprite pixels set A2 bits: none with the display off
+            if start >= span.end or not span.picture.enable or not span.picture.objects_on:
                 continue
             left = self._left_source(index) if start == span.start and self.left_sources else -1
             self._deferred.append((span.picture, start, span.end, left))
@@ -1196,19 +1213,33 @@ class Renderer:
         if len(self._deferred) > DEFERRED_SPANS:
             self._run_deferred()
         if draw:
-            bitmap = self._bitmap
-            raster = bitmap.reshape(-1)
-            for span in self._spans:
-                target = raster[span.start : span.end]
-                plain = span.picture.plain_colour
-                if plain >= 0:
-                    target.fill(plain | BRIGHT if span.lum else plain)
-                    continue
-                span.picture.draw(target, span.start, span.end, span.lum)
-            self.last_frame = bitmap.copy()
+            self._bitmap = self.last_frame = self._draw_spans(self._bitmap)
         self._spans.clear()
         self._overlap_cursor = (0, 0)
         self._collision_cursor = (0, 0)
+
+    def _draw_spans(self, previous: np.ndarray) -> np.ndarray:
+        """The frame's spans drawn in order into a new bitmap; pixels no span covers keep their
+        colour in `previous`. A new array rather than a copy of the finished one: a frame that
+        `last_frame` handed out stays as it was, and the frame's pixels are written once."""
+        bitmap = np.empty_like(previous)
+        raster, old = bitmap.reshape(-1), previous.reshape(-1)
+        covered = 0  # raster[:covered] is drawn (or taken from `previous`)
+        for span in self._spans:
+            start, end = span.start, span.end
+            if start > covered:
+                raster[covered:start] = old[covered:start]
+            if end > covered:
+                covered = end
+            target = raster[start:end]
+            plain = span.picture.plain_colour
+            if plain >= 0:
+                target.fill(plain | BRIGHT if span.lum else plain)
+            else:
+                span.picture.draw(target, start, end, span.lum)
+        if covered < raster.size:
+            raster[covered:] = old[covered:]
+        return bitmap
 
     def state(self) -> dict:
         self._run_deferred()

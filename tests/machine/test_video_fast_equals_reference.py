@@ -288,3 +288,51 @@ def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
     for start, end in spans:
         if start < end:
             assert fast.collisions(start, end, -1) == reference.collisions(start, end, -1), (start, end)
+
+
+@settings(max_examples=50, deadline=None)
+@given(registers=st.binary(min_size=256, max_size=256))
+def test_snapshot_holds_registers_00_a3_then_c0_ef(registers: bytes) -> None:
+    snapshot = snapshot_of(bytearray(registers))
+    assert type(snapshot) is bytes
+    assert snapshot == registers[:0xA4] + registers[0xC0:0xF0]
+
+
+def picture_summary(picture: Picture) -> tuple[bytes, bytes, int, bool]:
+    """Pixels with LUM off and on, A2 bits and the A1 overlap of the whole area."""
+    area = VISIBLE_LINES * VISIBLE_WIDTH
+    dim, bright = np.empty(area, dtype=np.uint8), np.empty(area, dtype=np.uint8)
+    picture.draw(dim, 0, area, False)
+    picture.draw(bright, 0, area, True)
+    return dim.tobytes(), bright.tobytes(), picture.collisions(0, area, -1), picture.overlaps(0, area)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    scene=scene_writes,
+    control=st.sampled_from([0x28, 0x08, 0x20, 0x68, 0xA8]),
+    colours=st.lists(st.integers(0, 255), min_size=3, max_size=3),
+    changes=st.lists(st.tuples(st.sampled_from(VIDEO_ADDRESSES), st.integers(0, 255)), max_size=3),
+)
+def test_pictures_sharing_layers_draw_what_each_draws_alone(
+    scene: list[tuple[int, int]], control: int, colours: list[int], changes: list[tuple[int, int]]
+) -> None:
+    """`Renderer.picture` lets a picture in other colours (A3) share the layers of the first
+    picture made with the same other registers: each picture of a sequence of colour and register
+    changes must draw, collide and overlap as the same picture made on its own."""
+    registers = bytearray(256)
+    for address, value in scene:
+        registers[address] = position_value(address, value)
+    registers[0xA2], registers[0xA0] = 0xFF, control
+    renderer = Renderer(hides_high_characters=True)
+    snapshots = []
+    for step, colour in enumerate(colours):
+        for address, value in changes[step : step + 1]:
+            registers[address] = position_value(address, value)
+        for a3 in (colour, 0, colour ^ 0x3F):
+            registers[0xA3] = a3
+            snapshots.append(snapshot_of(registers))
+    for snapshot in snapshots:
+        shared = renderer.picture(snapshot)
+        alone = Picture(drawing_key(snapshot), True)
+        assert picture_summary(shared) == picture_summary(alone)
