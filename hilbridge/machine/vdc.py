@@ -163,6 +163,69 @@ def read_plan() -> tuple[tuple[int, ...], ...]:
 class Vdc:
     """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
 
+    # Slots, not an instance dict: with its 56 attributes (past CPython 3.11's 30 shared keys) a
+    # chip's dict is a plain one, on which attribute loads and method calls go unspecialized; the
+    # MOVX paths make thousands of both a frame. (A test that replaces a method on one chip uses a
+    # subclass, which has a dict.)
+    __slots__ = (
+        "_beam_drift",
+        "_cycle_as",
+        "_deferred_update",
+        "_drift_least",
+        "_drift_room",
+        "_earlier_status_read_cycle",
+        "_frame_end",
+        "_frame_end_cycle",
+        "_frame_pixels",
+        "_htotal",
+        "_info",
+        "_last_frame_end_cycle",
+        "_last_hpos",
+        "_last_line",
+        "_last_read_value",
+        "_line0",
+        "_line0_offset",
+        "_line0_timer",
+        "_next_irq_cache",
+        "_next_vbl_frame",
+        "_picture",
+        "_pixel_as",
+        "_plain_writes",
+        "_plain_writes_now",
+        "_quiet_until",
+        "_read_plan",
+        "_read_plan_now",
+        "_skipped_status_read",
+        "_slice_cycle_as",
+        "_sound_irq_cycle",
+        "_status_line",
+        "_status_read_cycle",
+        "_t1_next_span",
+        "_t1_span",
+        "_tick_offset",
+        "_ticks_done",
+        "_vbl_offset",
+        "_write_plan",
+        "audio",
+        "chip",
+        "collision_status",
+        "control_status",
+        "draw",
+        "drawing_bits",
+        "frames_completed",
+        "irq_line",
+        "latched_x",
+        "latched_y",
+        "lum_bright",
+        "raster",
+        "region",
+        "registers",
+        "renderer",
+        "slices",
+        "sound",
+        "timing",
+    )
+
     def __init__(self, region: Region, *, draw: bool = True, audio: bool = False) -> None:
         self.region = region
         self.chip = CHIP_TIMING[region.name]
