@@ -76,7 +76,7 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
-IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end
+IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end (falsy, as None)
 # `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
 READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
@@ -954,13 +954,12 @@ class Vdc:
 
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        registers = self.registers
         address &= 0xFF
         canonical = self._read_plan_now[address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
-            return registers[canonical]
+            return self.registers[canonical]
         if canonical == READS_ZERO:
             return 0
         if canonical == LOCKED:
@@ -1005,25 +1004,29 @@ class Vdc:
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction: what
         MAME's write handler does, each case."""
+        plain = self._plain_writes_now[address & 0xFF]
+        if cycle < self._frame_end_cycle:
+            # Most writes (a game setting up its objects, vdc_regs' hundreds a frame) take a short
+            # path: they neither read nor write anything the timer events (VBL, sound ticks) touch,
+            # so the events are left to the next access that needs them (`_sync_events`).
+            if plain:
+                # a plain register, not locked: if the write changes no bit that can change the
+                # picture, what the steps below come to, without the steps that cannot apply
+                a, mask, bits, redraw = plain
+                registers = self.registers
+                old = registers[a]
+                new = value & mask
+                if not (old ^ new) & bits:
+                    if redraw and value != old:
+                        self._deferred_update = cycle
+                    registers[a] = new
+                    return
+            elif plain is IGNORED:
+                return  # what the steps below come to for a locked, read-only or unused register
         registers = self.registers
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
-        plain = self._plain_writes_now[address & 0xFF]
-        if plain is not None and cycle < self._frame_end_cycle:
-            if plain is IGNORED:
-                return  # what the steps below come to for a locked, read-only or unused register
-            # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
-            # register, not locked, before the frame end; if it changes no bit that can change
-            # the picture, what the steps below come to, without the steps that cannot apply
-            a, mask, bits, redraw = plain
-            old = registers[a]
-            new = value & mask
-            if not (old ^ new) & bits:
-                if redraw and value != old:
-                    self._deferred_update = cycle
-                registers[a] = new
-                return
         a, mask, lock, redraw, sound_clocked, _short = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:
