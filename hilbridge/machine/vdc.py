@@ -48,7 +48,7 @@ from hilbridge.machine.sound import (
     SOUND_INTERRUPT_ENABLE,
     AudioRecorder,
     SoundShifter,
-    shift_once,
+    shift_many,
 )
 from hilbridge.machine.timing import (
     ATTOSECONDS_PER_SECOND,
@@ -506,13 +506,10 @@ class Vdc:
         shifts = (target - self._ticks_done - first) // period + 1
         noise = bool(registers[SOUND_CONTROL] & NOISE)
         signal = registers[SHIFT_HIGH] << 16 | registers[SHIFT_MID] << 8 | registers[SHIFT_LOW]
-        output = sound.output
-        for _ in range(shifts):
-            signal, output = shift_once(signal, noise)
+        signal, sound.output = shift_many(signal, noise, shifts)
         registers[SHIFT_HIGH] = signal >> 16
         registers[SHIFT_MID] = (signal >> 8) & 0xFF
         registers[SHIFT_LOW] = signal & 0xFF
-        sound.output = output
         count = sound.count + shifts
         if count >= SHIFTS_PER_INTERRUPT:
             if registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
