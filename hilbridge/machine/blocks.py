@@ -67,10 +67,15 @@ _PC = re.compile(r"\bpc\b")
 _CYC = re.compile(r"\bcyc\b")
 WHOLE = "<whole>"
 """Stands for the block's most cycles in a stop test until they are known."""
-PASS_TEST = f"if passes and c0 + {WHOLE} < C.stop:"
-"""The fast loop's entry test before a next pass inside the function."""
 END = "end"
-"""The local that holds the cycle a pass of the block ends at, at most (`c0` plus its most cycles)."""
+"""The local that holds the cycle a pass of the block ends at, at most (`c0` plus its most cycles);
+a looping block's only cycle count, which each pass moves on by its most cycles."""
+PASS_TEST = f"if passes and {END} < C.stop:"
+"""The fast loop's entry test before a next pass inside the function (`END` moved on to that pass's)."""
+CYCLE = "<cycle {}>"
+"""Stands for the cycle an instruction `{}` cycles into the pass ends at until the block is known
+to loop or not: `c0 + cycles`, in a looping block `END` - (its most cycles - cycles)."""
+_CYCLE = re.compile(CYCLE.format(r"(\d+)"))
 OFFSET = "<offset>"
 """Stands for the cycles of the passes before this one in an exit (nothing in a block that does not loop)."""
 _BANK_SET = re.compile(r"^(\s*)C\.rb = ")
@@ -586,10 +591,10 @@ def block_source(
         flush = held.flush()  # the next pass starts with the locals not yet read
         return [
             *([f"{indent}{flush.removesuffix('; ')}"] if flush else []),
-            f"{indent}c0 += {ran}",
+            f"{indent}{END} += {ran}",
             f"{indent}{PASS_TEST}",
             f"{indent}    continue",
-            f"{indent}return {start} | ((c0 - first) << {CYCLE_SHIFT})",
+            f"{indent}return {start} | (({END} - first) << {CYCLE_SHIFT})",
         ]
 
     while count < BLOCK_MAX_INSTRUCTIONS:
@@ -614,7 +619,7 @@ def block_source(
         closes = CONDITIONAL[opcode] and taken == start
         form = FORMS[opcode]
         banked = banked or form.banked
-        values = {"pc": following, "cyc": f"(c0 + {cycles})", "arg": prog[following]}
+        values = {"pc": following, "cyc": f"({CYCLE.format(cycles)})", "arg": prog[following]}
         on_fields = form.calls_cpu
         if form.calls_out and held.dirty:  # the board and the CPU's methods see the fields as they are
             lines.append(held.flush().removesuffix("; "))
@@ -692,16 +697,25 @@ def block_source(
         head.append(f"        return C.block_variant({start}, c0, passes)")
     if banked and bank is None:  # the register bank in a local, kept up to date
         head.append("    rb = C.rb")
-    if loops:
-        head += ["    first = c0", "    while True:"]
+    if loops:  # the passes count the cycles in `END`, the first pass's end is `first`
+        head.append(f"    first = {END} = c0 + {WHOLE}")
         if not moves_stop:  # the stop stays as it is: read it once
-            head.insert(-2, f"    last = C.stop - {WHOLE} if passes else -1")
-            lines = [line.replace(PASS_TEST, "if c0 < last:") for line in lines]
-    if tests_stop:  # the pass's end below the stop: computed once a pass
-        head.append(f"{'    ' if loops else ''}    {END} = c0 + {WHOLE}")
+            head.append("    last = C.stop if passes else -1")
+            lines = [line.replace(PASS_TEST, f"if {END} < last:") for line in lines]
+        head.append("    while True:")
+    elif tests_stop:  # the pass's end below the stop
+        head.append(f"    {END} = c0 + {WHOLE}")
     indent = "        " if loops else "    "
     text = "\n".join(head + [indent + line for line in lines]) + "\n"
     text = text.replace(WHOLE, str(cycles)).replace(
-        OFFSET, f" + ((c0 - first) << {CYCLE_SHIFT})" if loops else ""
+        OFFSET, f" + (({END} - first) << {CYCLE_SHIFT})" if loops else ""
     )
+
+    def cycle_at(found: re.Match[str]) -> str:
+        into = int(found[1])
+        if not loops:
+            return f"c0 + {into}"
+        return END if into == cycles else f"{END} - {cycles - into}"
+
+    text = _CYCLE.sub(cycle_at, text)
     return BlockSource(text, cycles, None if fetches is None else tuple(fetches), tuple(pcs))

@@ -12,6 +12,8 @@ routed at 0.40; the rest of its mixer brings that to 0.25).
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 SHIFT_HIGH, SHIFT_MID, SHIFT_LOW, SOUND_CONTROL, CONTROL = 0xA7, 0xA8, 0xA9, 0xAA, 0xA0
@@ -32,6 +34,44 @@ def shift_once(signal: int, noise: bool) -> tuple[int, int]:
         feedback ^= (signal >> 4) & 1
         signal = (signal & ~0x8000) | (feedback << 15)
     return signal | (feedback << 23), output
+
+
+ShiftTables = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+@cache
+def shift_tables(noise: bool, power: int) -> ShiftTables:
+    """The register after 2 ** `power` shifts of each value of its low, middle and high byte alone.
+
+    A shift is linear over GF(2) (each new bit is an old bit, or with noise the XOR of two), so
+    the register after those shifts is the XOR of its three bytes' entries (`_shifted`)."""
+    if power == 0:
+        low, mid, high = (
+            [shift_once(value << place, noise)[0] for value in range(256)] for place in (0, 8, 16)
+        )
+    else:
+        half = shift_tables(noise, power - 1)
+        low, mid, high = ([_shifted(half, entry) for entry in table] for table in half)
+    return tuple(low), tuple(mid), tuple(high)
+
+
+def _shifted(tables: ShiftTables, signal: int) -> int:
+    low, mid, high = tables
+    return low[signal & 0xFF] ^ mid[(signal >> 8) & 0xFF] ^ high[signal >> 16]
+
+
+def shift_many(signal: int, noise: bool, count: int) -> tuple[int, int]:
+    """`count` (>= 1) shifts: (new register, output bit of the last), what `shift_once` run `count`
+    times gives, in a few table lookups: all but the last by the binary digits of their number
+    (`shift_tables`), the last one as it is, for its output bit."""
+    before_last = count - 1
+    power = 0
+    while before_last:
+        if before_last & 1:
+            signal = _shifted(shift_tables(noise, power), signal)
+        before_last >>= 1
+        power += 1
+    return shift_once(signal, noise)
 
 
 class SoundShifter:

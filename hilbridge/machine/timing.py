@@ -18,6 +18,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 from typing import Protocol
 
 import numpy as np
@@ -230,12 +231,20 @@ class Raster:
 
     def hstatus_span(self, line: int) -> tuple[int, int]:
         """The hpos range [low, high) in which `hstatus(line, hpos)` holds, from `hstatus` itself (once
-        per line and region): a status read then tests a range instead of working out y_beam."""
+        per line and region): a status read then tests a range instead of working out y_beam.
+
+        `hstatus` and `y_beam` compare hpos with hstatus_start, hblank_start and bgate_start only,
+        so between those edges the answer stays as it is at a piece's first hpos: one `hstatus` per
+        piece, not per hpos (a cart whose reads reach new lines every frame asked hundreds)."""
         span = self._hstatus_spans[line]
         if span is None:
-            held = [hpos for hpos in range(self.htotal) if self.hstatus(line, hpos)]
-            span = (held[0], held[-1] + 1) if held else (0, 0)
-            assert len(held) == span[1] - span[0], f"hstatus is not one range on line {line}"
+            chip = self.chip
+            edges = sorted({0, chip.hstatus_start, chip.hblank_start, chip.bgate_start, self.htotal})
+            held = [(low, high) for low, high in pairwise(edges) if self.hstatus(line, low)]
+            span = (held[0][0], held[-1][1]) if held else (0, 0)
+            assert sum(high - low for low, high in held) == span[1] - span[0], (
+                f"hstatus is not one range on line {line}"
+            )
             self._hstatus_spans[line] = span
         return span
 

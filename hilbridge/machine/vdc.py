@@ -48,7 +48,7 @@ from hilbridge.machine.sound import (
     SOUND_INTERRUPT_ENABLE,
     AudioRecorder,
     SoundShifter,
-    shift_once,
+    shift_many,
 )
 from hilbridge.machine.timing import (
     ATTOSECONDS_PER_SECOND,
@@ -76,7 +76,7 @@ MOVX_CYCLES = 2
 BULK_STATUS_READS = 16  # skipped status reads valued with array arithmetic from this many on
 VISIBLE_AREA = VISIBLE_LINES * VISIBLE_WIDTH  # raster indices line * 360 + x end here
 NO_SPAN = (0, 0, False)  # an empty `Vdc._t1_span`
-IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end
+IGNORED = ()  # `Vdc._plain_writes` of a write that does nothing before the frame end (falsy, as None)
 # `Vdc._read_plan` for a register that reads 0, one computed at the read, a stored byte A0 locks
 READS_ZERO, COMPUTED, LOCKED = -1, -2, -3
 
@@ -162,6 +162,69 @@ def read_plan() -> tuple[tuple[int, ...], ...]:
 
 class Vdc:
     """Registers, status, interrupt, T1, beam, sound clock and (lazy) picture of the VDC."""
+
+    # Slots, not an instance dict: with its 56 attributes (past CPython 3.11's 30 shared keys) a
+    # chip's dict is a plain one, on which attribute loads and method calls go unspecialized; the
+    # MOVX paths make thousands of both a frame. (A test that replaces a method on one chip uses a
+    # subclass, which has a dict.)
+    __slots__ = (
+        "_beam_drift",
+        "_cycle_as",
+        "_deferred_update",
+        "_drift_least",
+        "_drift_room",
+        "_earlier_status_read_cycle",
+        "_frame_end",
+        "_frame_end_cycle",
+        "_frame_pixels",
+        "_htotal",
+        "_info",
+        "_last_frame_end_cycle",
+        "_last_hpos",
+        "_last_line",
+        "_last_read_value",
+        "_line0",
+        "_line0_offset",
+        "_line0_timer",
+        "_next_irq_cache",
+        "_next_vbl_frame",
+        "_picture",
+        "_pixel_as",
+        "_plain_writes",
+        "_plain_writes_now",
+        "_quiet_until",
+        "_read_plan",
+        "_read_plan_now",
+        "_skipped_status_read",
+        "_slice_cycle_as",
+        "_sound_irq_cycle",
+        "_status_line",
+        "_status_read_cycle",
+        "_t1_next_span",
+        "_t1_span",
+        "_tick_offset",
+        "_ticks_done",
+        "_vbl_offset",
+        "_write_plan",
+        "audio",
+        "chip",
+        "collision_status",
+        "control_status",
+        "draw",
+        "drawing_bits",
+        "frames_completed",
+        "irq_line",
+        "latched_x",
+        "latched_y",
+        "lum_bright",
+        "raster",
+        "region",
+        "registers",
+        "renderer",
+        "slices",
+        "sound",
+        "timing",
+    )
 
     def __init__(self, region: Region, *, draw: bool = True, audio: bool = False) -> None:
         self.region = region
@@ -443,13 +506,10 @@ class Vdc:
         shifts = (target - self._ticks_done - first) // period + 1
         noise = bool(registers[SOUND_CONTROL] & NOISE)
         signal = registers[SHIFT_HIGH] << 16 | registers[SHIFT_MID] << 8 | registers[SHIFT_LOW]
-        output = sound.output
-        for _ in range(shifts):
-            signal, output = shift_once(signal, noise)
+        signal, sound.output = shift_many(signal, noise, shifts)
         registers[SHIFT_HIGH] = signal >> 16
         registers[SHIFT_MID] = (signal >> 8) & 0xFF
         registers[SHIFT_LOW] = signal & 0xFF
-        sound.output = output
         count = sound.count + shifts
         if count >= SHIFTS_PER_INTERRUPT:
             if registers[CONTROL] & SOUND_INTERRUPT_ENABLE:
@@ -891,13 +951,12 @@ class Vdc:
 
     def read(self, address: int, cycle: int) -> int:
         """MOVX read while the VDC is selected; `cycle` is the end of the MOVX instruction."""
-        registers = self.registers
         address &= 0xFF
         canonical = self._read_plan_now[address]
         if canonical >= 0:  # a stored byte
             if cycle >= self._frame_end_cycle:
                 self._catch_up(self._beam_pixel(cycle))
-            return registers[canonical]
+            return self.registers[canonical]
         if canonical == READS_ZERO:
             return 0
         if canonical == LOCKED:
@@ -942,25 +1001,29 @@ class Vdc:
     def write(self, address: int, value: int, cycle: int) -> None:
         """MOVX write while the VDC is selected; `cycle` is the end of the MOVX instruction: what
         MAME's write handler does, each case."""
+        plain = self._plain_writes_now[address & 0xFF]
+        if cycle < self._frame_end_cycle:
+            # Most writes (a game setting up its objects, vdc_regs' hundreds a frame) take a short
+            # path: they neither read nor write anything the timer events (VBL, sound ticks) touch,
+            # so the events are left to the next access that needs them (`_sync_events`).
+            if plain:
+                # a plain register, not locked: if the write changes no bit that can change the
+                # picture, what the steps below come to, without the steps that cannot apply
+                a, mask, bits, redraw = plain
+                registers = self.registers
+                old = registers[a]
+                new = value & mask
+                if not (old ^ new) & bits:
+                    if redraw and value != old:
+                        self._deferred_update = cycle
+                    registers[a] = new
+                    return
+            elif plain is IGNORED:
+                return  # what the steps below come to for a locked, read-only or unused register
         registers = self.registers
         start = cycle - MOVX_CYCLES
         if start >= self._quiet_until:  # _sync_events' own early-out, without the call
             self._sync_events(start)
-        plain = self._plain_writes_now[address & 0xFF]
-        if plain is not None and cycle < self._frame_end_cycle:
-            if plain is IGNORED:
-                return  # what the steps below come to for a locked, read-only or unused register
-            # most writes (a game setting up its objects, vdc_regs' hundreds a frame): a plain
-            # register, not locked, before the frame end; if it changes no bit that can change
-            # the picture, what the steps below come to, without the steps that cannot apply
-            a, mask, bits, redraw = plain
-            old = registers[a]
-            new = value & mask
-            if not (old ^ new) & bits:
-                if redraw and value != old:
-                    self._deferred_update = cycle
-                registers[a] = new
-                return
         a, mask, lock, redraw, sound_clocked, _short = self._write_plan[address & 0xFF]
         if registers[CONTROL] & lock or lock == 0xFF:  # locked, or unmapped (F0-FF: lock 0xFF)
             if cycle >= self._frame_end_cycle:

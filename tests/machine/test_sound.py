@@ -15,6 +15,7 @@ from hilbridge.machine.sound import (
     SOUND_INTERRUPT_ENABLE,
     AudioRecorder,
     SoundShifter,
+    shift_many,
     shift_once,
 )
 from hilbridge.machine.timing import NTSC, PAL
@@ -38,6 +39,14 @@ def test_noise_feeds_bit0_xor_bit5_into_bits_23_and_15(value: int) -> None:
     assert bit == value & 1
     assert shifted >> 23 == feedback and shifted >> 15 & 1 == feedback
     assert shifted & 0x7FFF == (value >> 1) & 0x7FFF  # the low bits just move down
+
+
+@given(st.integers(0, (1 << 24) - 1), st.booleans(), st.integers(1, 3000))
+def test_many_shifts_at_once_are_shift_once_that_many_times(value: int, noise: bool, count: int) -> None:
+    signal, bit = value, 0
+    for _ in range(count):
+        signal, bit = shift_once(signal, noise)
+    assert shift_many(value, noise, count) == (signal, bit)
 
 
 def sound_interrupts(vdc: Vdc, cycles: int) -> list[int]:

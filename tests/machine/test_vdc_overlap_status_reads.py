@@ -11,7 +11,7 @@ import pytest
 from fixture_runs import built_cart
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_vdc_status_reads import per_read, trace_with_quiet_fetch_hooks, twin_of
+from test_vdc_status_reads import PatchableVdc, per_read, trace_with_quiet_fetch_hooks, twin_of
 
 from hilbridge.machine.cartridge import load_cartridge
 from hilbridge.machine.console import Console
@@ -147,7 +147,9 @@ def cart_console(name: str, region: Region) -> Console:
     specs = {spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)}
     spec = specs[name]
     return Console(
-        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
+        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot),
+        region=region,
+        vdc=PatchableVdc(region),
     )
 
 

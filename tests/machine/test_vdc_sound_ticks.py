@@ -70,6 +70,22 @@ SOUND_ACCESSES = st.lists(
 )
 
 
+class ClockingEveryControlWrite(Vdc):
+    """A chip that runs the sound ticks at every A0 write (the plain path)."""
+
+    @staticmethod
+    def _control_write_clocks_sound(old: int, new: int) -> bool:
+        return True
+
+
+class EndingQuietAtEverySoundWrite(Vdc):
+    """A chip that looks for timer events again after every sound-clocked write (the plain path)."""
+
+    @staticmethod
+    def _sound_write_ends_quiet(a: int) -> bool:
+        return True
+
+
 def _assert_same_chip(fast: Vdc, plain: Vdc, accesses: list[tuple[int, int, int]]) -> None:
     """Both chips answer every read, /INT and its next rise alike over `accesses` (address, value,
     cycles since the last), and hold the same state once both have run their ticks."""
@@ -97,8 +113,7 @@ def test_control_writes_that_keep_the_sound_interrupt_enable_leave_the_ticks_wai
     the chip must answer every read, /INT and its next rise as one that runs them at every A0 write,
     and hold the same state once both have run their ticks."""
     fast = Vdc(REGIONS[region])
-    plain = Vdc(REGIONS[region])
-    plain._control_write_clocks_sound = lambda old, new: True  # type: ignore[method-assign]
+    plain = ClockingEveryControlWrite(REGIONS[region])
     _assert_same_chip(fast, plain, accesses)
 
 
@@ -110,6 +125,5 @@ def test_sound_register_writes_keep_the_quiet_span(region: str, accesses: list[t
     answer every read, /INT and its next rise as one that looks for timer events again after
     every sound-clocked write, and hold the same state once both have run their ticks."""
     fast = Vdc(REGIONS[region])
-    plain = Vdc(REGIONS[region])
-    plain._sound_write_ends_quiet = lambda a: True  # type: ignore[method-assign]
+    plain = EndingQuietAtEverySoundWrite(REGIONS[region])
     _assert_same_chip(fast, plain, accesses)

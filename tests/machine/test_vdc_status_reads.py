@@ -35,6 +35,10 @@ STATE = (
 )
 
 
+class PatchableVdc(Vdc):
+    """A chip on which a test may replace a method (`Vdc` has slots: no instance dict)."""
+
+
 def twin_of(vdc: Vdc) -> Vdc:
     """A deep copy of `vdc` that shares the register tables: `_info` is `register_map()`'s cached
     table, which every chip shares, and `_write_plan` and `_plain_writes` hold only numbers and
@@ -76,7 +80,9 @@ def test_bulk_status_reads_equal_the_per_read_path_in_the_skips_of_a_running_car
     specs = {spec.name: spec for folder in (CARTS, CARTS / "wait_loops") for spec in load_manifest(folder)}
     spec = specs[cart]
     console = Console(
-        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot), region=region
+        load_cartridge(built_cart(spec), None if spec.slot == "o2_rom" else spec.slot),
+        region=region,
+        vdc=PatchableVdc(region),
     )
     skipped = []
     vdc = console.vdc

@@ -16,11 +16,13 @@ from hilbridge.machine.video import DRAWING_STATES
 
 # A0 values: display, grid and sound interrupt on and off, strobe bits
 CONTROLS = [0x00, 0x04, 0x08, 0x20, 0x28, 0x2C, 0x02, 0x2A]
-# plain registers, then ignored ones (status, beam, unused, unmapped) and sprite_unused (ignored,
-# but a changed value redraws)
+# plain registers, the sound registers (which the timer events read: never short) and their
+# mirrors, then ignored ones (status, beam, unused, unmapped) and sprite_unused (ignored, but a
+# changed value redraws)
 addresses = st.one_of(
     st.integers(0, 255),
     st.sampled_from([0x00, 0x10, 0x80, 0xA2, 0xA3, 0xC0, 0xE0]),
+    st.sampled_from([0xA7, 0xA8, 0xA9, 0xAA, 0xB7, 0xBA]),
     st.sampled_from([0xA1, 0xA4, 0xA6, 0xAB, 0xC9, 0xDF, 0xEA, 0xF0, 0xFF, 0x03, 0x0F]),
 )
 operations = st.lists(
