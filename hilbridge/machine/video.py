@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 from operator import itemgetter
+from struct import Struct
 
 import numpy as np
 
@@ -135,13 +136,38 @@ _DRAWING_MASKS = {
 }
 
 
+def _bytes_at(addresses: list[int]) -> Struct:
+    """A struct that reads the bytes at `addresses` (ascending) of a snapshot in one call."""
+    pieces, position = [], 0
+    for address in addresses:
+        pieces.append(f"{address - position}xB" if address > position else "B")
+        position = address + 1
+    return Struct("".join(pieces))
+
+
+# the unused object registers and A1: with the display and the grid on and all of them zero (most
+# games leave them so), `drawing_key` needs only A0's other bits cleared, not the whole mask
+_UNUSED_AND_STATUS = _bytes_at([*sorted(UNUSED_OBJECT_REGISTERS), CONTROL + 1])
+_NONE_UNUSED = (0,) * len(_UNUSED_AND_STATUS.unpack_from(bytes(SNAPSHOT_SIZE)))
+_KEPT_CONTROL = tuple(bytes([control & _DRAWING_CONTROL]) for control in range(256))  # A0 in a key
+
+
 def drawing_key(snapshot: bytes) -> bytes:
     """The snapshot with every register that cannot change the pixels or collision bits zeroed, so
     pictures that draw the same are one picture: objects and collision enable with the display off,
     grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes.
     One AND of the snapshot as an integer with the mask for its A0 (a new snapshot comes with
-    every mid-frame write)."""
-    mask = _DRAWING_MASKS[snapshot[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)]
+    every mid-frame write); with the display and the grid on and nothing else to zero, the
+    snapshot with A0 masked, without the integer round trip (most snapshots of a drawn screen)."""
+    control = snapshot[CONTROL]
+    if (
+        control & (CONTROL_DISPLAY | CONTROL_GRID) == CONTROL_DISPLAY | CONTROL_GRID
+        and _UNUSED_AND_STATUS.unpack_from(snapshot) == _NONE_UNUSED
+    ):
+        if control & ~_DRAWING_CONTROL:
+            return snapshot[:CONTROL] + _KEPT_CONTROL[control] + snapshot[CONTROL + 1 :]
+        return snapshot
+    mask = _DRAWING_MASKS[control & (CONTROL_DISPLAY | CONTROL_GRID)]
     return (int.from_bytes(snapshot, "big") & mask).to_bytes(SNAPSHOT_SIZE, "big")
 
 
@@ -958,10 +984,9 @@ class BaseLayer:
 
     def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
         self.grid, self.major = grid, major
-        # (A3, LUM) -> (palette indices, the same flat, 1 = that line painted), least recently used first
-        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, np.ndarray, bytearray]] = (
-            OrderedDict()
-        )
+        # A3 | 256 * LUM -> (palette indices, the same flat, 1 = that line painted), oldest first (an
+        # int key and no reordering: a span drawn with a new picture looks its colours up here)
+        self._coloured: dict[int, tuple[np.ndarray, np.ndarray, bytearray]] = {}
         # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
         # the grid's own
         self._sources: np.ndarray | None = None
@@ -1018,16 +1043,13 @@ class BaseLayer:
     def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
         """The palette indices with A3 = `colour` and `lum` in raster order (line * 360 + x), lines
         first..last painted."""
-        key = (colour, lum)
+        key = colour | 256 if lum else colour
         entry = self._coloured.get(key)
         if entry is None:
+            if len(self._coloured) >= COLOURED_BASES:
+                del self._coloured[next(iter(self._coloured))]
             pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-            entry = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
-            self._coloured[key] = entry
-            if len(self._coloured) > COLOURED_BASES:
-                self._coloured.popitem(last=False)
-        else:
-            self._coloured.move_to_end(key)
+            entry = self._coloured[key] = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
         pixels, raster, painted = entry
         low = painted.find(0, first, last + 1)
         if low >= 0:

@@ -10,10 +10,13 @@ from video_reference import grid_layer as reference_grid_layer
 from video_reference import major_objects
 
 from hilbridge.machine.video import (
+    COLOURED_BASES,
     NTSC_HIDDEN_Y,
     VISIBLE_LINES,
     VISIBLE_WIDTH,
+    BaseLayer,
     GridLayer,
+    MajorSystem,
     major_cells,
 )
 
@@ -68,3 +71,27 @@ def test_major_cells_are_the_visible_major_objects_in_drawing_order(
         registers[index + 1] %= on_screen + 1
     key = bytes(registers) + bytes([hide_high])
     assert major_cells(key) == cells_object_by_object(key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    grid=st.binary(min_size=0x30, max_size=0x30),
+    characters=st.binary(min_size=0x70, max_size=0x70),
+    requests=st.lists(
+        st.tuples(st.integers(0, 255), st.booleans(), st.integers(0, VISIBLE_LINES - 1), st.integers(0, 40)),
+        min_size=1,
+        max_size=3 * COLOURED_BASES,
+    ),
+)
+def test_coloured_lines_equal_a_fresh_painting_whatever_was_asked_before(
+    grid: bytes, characters: bytes, requests: list[tuple[int, bool, int, int]]
+) -> None:
+    """A base layer keeps a few colourings (A3 and LUM), painted line by line and dropped oldest
+    first: every line asked for equals the whole colouring painted at once by a new base layer."""
+    base = BaseLayer(GridLayer(b"\x08" + grid), MajorSystem(characters + b"\0"))
+    fresh = BaseLayer(GridLayer(b"\x08" + grid), MajorSystem(characters + b"\0"))
+    for colour, lum, first, count in requests:
+        last = min(first + count, VISIBLE_LINES - 1)
+        lines = slice(first * VISIBLE_WIDTH, (last + 1) * VISIBLE_WIDTH)
+        expected = fresh.coloured(colour, lum, 0, VISIBLE_LINES - 1)[lines]
+        assert (base.coloured(colour, lum, first, last)[lines] == expected).all()
