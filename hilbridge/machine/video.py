@@ -974,6 +974,10 @@ def major_system(key: bytes) -> MajorSystem:
 
 
 COLOURED_BASES = 16  # coloured copies kept per base layer (A3 and LUM combinations)
+# a coloured copy painted more than BLOCKS_AFTER times (in use for a while) is then painted in
+# aligned blocks of PAINTED_BLOCK lines
+PAINTED_BLOCK = 16
+BLOCKS_AFTER = 4
 
 
 class BaseLayer:
@@ -984,9 +988,10 @@ class BaseLayer:
 
     def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
         self.grid, self.major = grid, major
-        # A3 | 256 * LUM -> (palette indices, the same flat, 1 = that line painted), oldest first (an
-        # int key and no reordering: a span drawn with a new picture looks its colours up here)
-        self._coloured: dict[int, tuple[np.ndarray, np.ndarray, bytearray]] = {}
+        # A3 | 256 * LUM -> [palette indices, the same flat, 1 = that line painted, paints so far],
+        # oldest first (an int key and no reordering: a span drawn with a new picture looks its
+        # colours up here)
+        self._coloured: dict[int, list] = {}
         # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
         # the grid's own
         self._sources: np.ndarray | None = None
@@ -1049,11 +1054,17 @@ class BaseLayer:
             if len(self._coloured) >= COLOURED_BASES:
                 del self._coloured[next(iter(self._coloured))]
             pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-            entry = self._coloured[key] = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
-        pixels, raster, painted = entry
+            entry = self._coloured[key] = [pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES), 0]
+        pixels, raster, painted, _paints = entry
         low = painted.find(0, first, last + 1)
         if low >= 0:
             end = painted.rfind(0, first, last + 1) + 1
+            entry[3] += 1
+            if entry[3] > BLOCKS_AFTER:
+                # painted piece by piece before, so in use for a while: whole blocks of lines, or
+                # spans that start and end on other lines each frame (raster bars) paint a line or
+                # two at a time (a colouring used for a span or two paints only those lines)
+                low, end = low & -PAINTED_BLOCK, min(-(-end // PAINTED_BLOCK) * PAINTED_BLOCK, VISIBLE_LINES)
             self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
             painted[low:end] = b"\1" * (end - low)
         return raster
