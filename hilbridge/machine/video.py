@@ -1211,15 +1211,18 @@ class Renderer:
         if not spans:
             return
         first, position = self._collision_cursor
+        deferred, left_sources = self._deferred, self.left_sources
         for index in range(first, len(spans)):
             span = spans[index]
-            start = max(position, span.start)
+            start, end, picture = span.start, span.end, span.picture
+            if position > start:
+                start = position
             position = 0
             # only character and sprite pixels set A2 bits: none with the display off
-            if start >= span.end or not span.picture.enable or not span.picture.objects_on:
+            if start >= end or not picture.enable or not picture.objects_on:
                 continue
-            left = self._left_source(index) if start == span.start and self.left_sources else -1
-            self._deferred.append((span.picture, start, span.end, left))
+            left = self._left_source(index) if left_sources and start == span.start else -1
+            deferred.append((picture, start, end, left))
         self._collision_cursor = (len(spans) - 1, spans[-1].end)
 
     def _run_deferred(self) -> None:
