@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
 from operator import itemgetter
+from struct import Struct
 
 import numpy as np
 
@@ -135,13 +136,38 @@ _DRAWING_MASKS = {
 }
 
 
+def _bytes_at(addresses: list[int]) -> Struct:
+    """A struct that reads the bytes at `addresses` (ascending) of a snapshot in one call."""
+    pieces, position = [], 0
+    for address in addresses:
+        pieces.append(f"{address - position}xB" if address > position else "B")
+        position = address + 1
+    return Struct("".join(pieces))
+
+
+# the unused object registers and A1: with the display and the grid on and all of them zero (most
+# games leave them so), `drawing_key` needs only A0's other bits cleared, not the whole mask
+_UNUSED_AND_STATUS = _bytes_at([*sorted(UNUSED_OBJECT_REGISTERS), CONTROL + 1])
+_NONE_UNUSED = (0,) * len(_UNUSED_AND_STATUS.unpack_from(bytes(SNAPSHOT_SIZE)))
+_KEPT_CONTROL = tuple(bytes([control & _DRAWING_CONTROL]) for control in range(256))  # A0 in a key
+
+
 def drawing_key(snapshot: bytes) -> bytes:
     """The snapshot with every register that cannot change the pixels or collision bits zeroed, so
     pictures that draw the same are one picture: objects and collision enable with the display off,
     grid registers with the grid off, A0 bits other than display/grid/dots/wide, A1, unused bytes.
     One AND of the snapshot as an integer with the mask for its A0 (a new snapshot comes with
-    every mid-frame write)."""
-    mask = _DRAWING_MASKS[snapshot[CONTROL] & (CONTROL_DISPLAY | CONTROL_GRID)]
+    every mid-frame write); with the display and the grid on and nothing else to zero, the
+    snapshot with A0 masked, without the integer round trip (most snapshots of a drawn screen)."""
+    control = snapshot[CONTROL]
+    if (
+        control & (CONTROL_DISPLAY | CONTROL_GRID) == CONTROL_DISPLAY | CONTROL_GRID
+        and _UNUSED_AND_STATUS.unpack_from(snapshot) == _NONE_UNUSED
+    ):
+        if control & ~_DRAWING_CONTROL:
+            return snapshot[:CONTROL] + _KEPT_CONTROL[control] + snapshot[CONTROL + 1 :]
+        return snapshot
+    mask = _DRAWING_MASKS[control & (CONTROL_DISPLAY | CONTROL_GRID)]
     return (int.from_bytes(snapshot, "big") & mask).to_bytes(SNAPSHOT_SIZE, "big")
 
 
@@ -948,6 +974,10 @@ def major_system(key: bytes) -> MajorSystem:
 
 
 COLOURED_BASES = 16  # coloured copies kept per base layer (A3 and LUM combinations)
+# a coloured copy painted more than BLOCKS_AFTER times (in use for a while) is then painted in
+# aligned blocks of PAINTED_BLOCK lines
+PAINTED_BLOCK = 16
+BLOCKS_AFTER = 4
 
 
 class BaseLayer:
@@ -958,10 +988,10 @@ class BaseLayer:
 
     def __init__(self, grid: GridLayer, major: MajorSystem) -> None:
         self.grid, self.major = grid, major
-        # (A3, LUM) -> (palette indices, the same flat, 1 = that line painted), least recently used first
-        self._coloured: OrderedDict[tuple[int, bool], tuple[np.ndarray, np.ndarray, bytearray]] = (
-            OrderedDict()
-        )
+        # A3 | 256 * LUM -> [palette indices, the same flat, 1 = that line painted, paints so far],
+        # oldest first (an int key and no reordering: a span drawn with a new picture looks its
+        # colours up here)
+        self._coloured: dict[int, list] = {}
         # collision sources (grid bits | SOURCE_MAJOR) per pixel, made on first use; with no cell,
         # the grid's own
         self._sources: np.ndarray | None = None
@@ -1018,20 +1048,23 @@ class BaseLayer:
     def coloured(self, colour: int, lum: bool, first: int, last: int) -> np.ndarray:
         """The palette indices with A3 = `colour` and `lum` in raster order (line * 360 + x), lines
         first..last painted."""
-        key = (colour, lum)
+        key = colour | 256 if lum else colour
         entry = self._coloured.get(key)
         if entry is None:
+            if len(self._coloured) >= COLOURED_BASES:
+                del self._coloured[next(iter(self._coloured))]
             pixels = np.empty((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
-            entry = (pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES))
-            self._coloured[key] = entry
-            if len(self._coloured) > COLOURED_BASES:
-                self._coloured.popitem(last=False)
-        else:
-            self._coloured.move_to_end(key)
-        pixels, raster, painted = entry
+            entry = self._coloured[key] = [pixels, pixels.reshape(-1), bytearray(VISIBLE_LINES), 0]
+        pixels, raster, painted, _paints = entry
         low = painted.find(0, first, last + 1)
         if low >= 0:
             end = painted.rfind(0, first, last + 1) + 1
+            entry[3] += 1
+            if entry[3] > BLOCKS_AFTER:
+                # painted piece by piece before, so in use for a while: whole blocks of lines, or
+                # spans that start and end on other lines each frame (raster bars) paint a line or
+                # two at a time (a colouring used for a span or two paints only those lines)
+                low, end = low & -PAINTED_BLOCK, min(-(-end // PAINTED_BLOCK) * PAINTED_BLOCK, VISIBLE_LINES)
             self._paint(pixels[low:end], low, end, colour, BRIGHT if lum else 0)
             painted[low:end] = b"\1" * (end - low)
         return raster
@@ -1178,15 +1211,18 @@ class Renderer:
         if not spans:
             return
         first, position = self._collision_cursor
+        deferred, left_sources = self._deferred, self.left_sources
         for index in range(first, len(spans)):
             span = spans[index]
-            start = max(position, span.start)
+            start, end, picture = span.start, span.end, span.picture
+            if position > start:
+                start = position
             position = 0
             # only character and sprite pixels set A2 bits: none with the display off
-            if start >= span.end or not span.picture.enable or not span.picture.objects_on:
+            if start >= end or not picture.enable or not picture.objects_on:
                 continue
-            left = self._left_source(index) if start == span.start and self.left_sources else -1
-            self._deferred.append((span.picture, start, span.end, left))
+            left = self._left_source(index) if left_sources and start == span.start else -1
+            deferred.append((picture, start, end, left))
         self._collision_cursor = (len(spans) - 1, spans[-1].end)
 
     def _run_deferred(self) -> None:

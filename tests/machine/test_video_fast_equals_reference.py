@@ -236,6 +236,26 @@ def test_drawing_key_zeroes_what_the_registers_say(snapshot: bytes) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
+    snapshot=st.binary(min_size=SNAPSHOT_SIZE, max_size=SNAPSHOT_SIZE),
+    control=st.integers(0, 255),
+    unused=st.sets(st.sampled_from([*UNUSED_OBJECT_REGISTERS, CONTROL + 1]), max_size=2),
+)
+def test_drawing_key_with_the_display_and_grid_on_and_no_unused_byte_set(
+    snapshot: bytes, control: int, unused: set[int]
+) -> None:
+    """`drawing_key`'s short way (display and grid on, the unused object registers and A1 zero: only
+    A0 to mask) gives the key the register-by-register rule gives; `unused` are left set (at most
+    two), which must take the long way."""
+    registers = bytearray(snapshot)
+    registers[CONTROL] = control | CONTROL_DISPLAY | CONTROL_GRID
+    for address in [*UNUSED_OBJECT_REGISTERS, CONTROL + 1]:
+        if address not in unused:
+            registers[address] = 0
+    assert drawing_key(bytes(registers)) == drawing_key_register_by_register(bytes(registers))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
     registers=st.binary(min_size=256, max_size=256),
     address=st.sampled_from([*range(0xA4), *range(0xC0, 0xF0)]),
     value=st.integers(0, 255),

@@ -4,16 +4,20 @@ drawing of `video_reference`, whatever lines were asked for before."""
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from video_reference import grid_layer as reference_grid_layer
 from video_reference import major_objects
 
 from hilbridge.machine.video import (
+    COLOURED_BASES,
     NTSC_HIDDEN_Y,
     VISIBLE_LINES,
     VISIBLE_WIDTH,
+    BaseLayer,
     GridLayer,
+    MajorSystem,
     major_cells,
 )
 
@@ -68,3 +72,41 @@ def test_major_cells_are_the_visible_major_objects_in_drawing_order(
         registers[index + 1] %= on_screen + 1
     key = bytes(registers) + bytes([hide_high])
     assert major_cells(key) == cells_object_by_object(key)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    grid=st.binary(min_size=0x30, max_size=0x30),
+    characters=st.binary(min_size=0x70, max_size=0x70),
+    requests=st.lists(
+        st.tuples(
+            st.sampled_from([0x07, 0x3F]) | st.integers(0, 255),
+            st.booleans(),
+            st.integers(0, VISIBLE_LINES - 1),
+            st.integers(0, 2) | st.integers(0, 40),  # short ones: many paints of one colouring
+        ),
+        min_size=1,
+        max_size=3 * COLOURED_BASES,
+    ),
+)
+def test_coloured_lines_equal_a_fresh_painting_whatever_was_asked_before(
+    grid: bytes, characters: bytes, requests: list[tuple[int, bool, int, int]]
+) -> None:
+    """A base layer keeps a few colourings (A3 and LUM), painted line by line (in blocks of lines
+    once painted a few times) and dropped oldest first: every line asked for equals the whole
+    colouring painted at once by a new base layer."""
+    base = BaseLayer(GridLayer(b"\x08" + grid), MajorSystem(characters + b"\0"))
+    # every whole colouring, each from a layer of its own, all kept: memory that `base` takes for a
+    # colouring never held one of them (its lines left unpainted would look painted)
+    wholes = {}
+    for colour, lum, first, count in requests:
+        last = min(first + count, VISIBLE_LINES - 1)
+        lines = slice(first * VISIBLE_WIDTH, (last + 1) * VISIBLE_WIDTH)
+        if (colour, lum) not in wholes:
+            fresh = BaseLayer(GridLayer(b"\x08" + grid), MajorSystem(characters + b"\0"))
+            wholes[colour, lum] = fresh.coloured(colour, lum, 0, VISIBLE_LINES - 1)
+        # freed just before: the memory a new colouring takes is likely this (no palette index), so
+        # a line marked painted but never painted shows
+        poison = np.full((VISIBLE_LINES, VISIBLE_WIDTH), 0xEE, dtype=np.uint8)
+        del poison
+        assert (base.coloured(colour, lum, first, last)[lines] == wholes[colour, lum][lines]).all()
