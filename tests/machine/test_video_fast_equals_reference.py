@@ -356,3 +356,23 @@ def test_pictures_sharing_layers_draw_what_each_draws_alone(
         shared = renderer.picture(snapshot)
         alone = Picture(drawing_key(snapshot), True)
         assert picture_summary(shared) == picture_summary(alone)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    scene=scene_writes,
+    enable=st.integers(1, 255),
+    control=st.sampled_from([0x28, 0x20, 0x68, 0xA8]),
+)
+def test_collision_positions_equal_the_reference(
+    scene: list[tuple[int, int]], enable: int, control: int
+) -> None:
+    """The pixels that set A2 bits, which a poll of A2 is skipped up to (`Picture.collision_positions`,
+    from the per-pixel tables over the sprites' and characters' lines)."""
+    registers = bytearray(256)
+    for address, value in scene:
+        registers[address] = position_value(address, value)
+    registers[0xA2], registers[0xA0] = enable, control
+    snapshot = snapshot_of(registers)
+    fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
+    assert fast.collision_positions().tolist() == reference.collision_positions().tolist()
