@@ -276,7 +276,7 @@ class Picture:
         major_key = r[0x10:0x80] + _HIDE_FLAGS[self.hides_high_characters] if self.objects_on else b""
         self.base = base_layer(grid_key, major_key)
         self.grid, self.major = self.base.grid, self.base.major
-        # (index, zoomed, top line, bottom line + 1, sprite_layer key) in draw order; a sprite whose
+        # (index, zoomed, top line, bottom line + 1, `placed_sprite` key) in draw order; a sprite whose
         # lines are off screen, which starts right of the visible area or has no pixel is left out
         self.sprites: list[tuple[int, bool, int, int, bytes]] = []
         # 1 = a character or sprite reaches that line (maybe with transparent pixels only there)
@@ -298,14 +298,14 @@ class Picture:
             self.object_reach[top:bottom] = _REACHED[bottom - top]
 
     def sprites_in(self, first: int, end: int) -> list[tuple[int, bool, int, np.ndarray]]:
-        """(index, zoomed, top line, mask of lines top.. (360 wide)) of the sprites that reach
-        lines first..end-1 and draw something, in draw order."""
+        """(index, zoomed, top line, mask of lines top..bottom-1 (360 wide)) of the sprites that
+        reach lines first..end-1, in draw order: their placed rasters (`placed_sprite`) seen as lines."""
         found = []
         for index, zoomed, top, bottom, key in self.sprites:
             if top < end and first < bottom:
-                mask = sprite_layer(key)
-                if mask is not None:
-                    found.append((index, zoomed, top, mask))
+                origin, raster, _bits = placed_sprite(key)
+                lines = raster[top * VISIBLE_WIDTH - origin : bottom * VISIBLE_WIDTH - origin]
+                found.append((index, zoomed, top, lines.reshape(-1, VISIBLE_WIDTH)))
         return found
 
     def draw(self, target: np.ndarray, start: int, end: int, lum: bool) -> None:
@@ -568,38 +568,6 @@ _ROW_SHIFTS = tuple(
 )
 
 
-@lru_cache(maxsize=256)
-def sprite_shape(attribute: int, shape: bytes) -> np.ndarray:
-    """A sprite's pixels relative to its top left corner (attribute b0-b2: shift and zoom)."""
-    size = 4 if attribute & 4 else 2
-    bits = np.unpackbits(np.frombuffer(shape, dtype=np.uint8)[:, None], axis=1, bitorder="little")
-    rows = np.repeat(bits.astype(bool), size, axis=1)
-    mask = np.zeros((8 * size, 8 * size + size // 2), dtype=bool)
-    for row in range(8):
-        shift = _ROW_SHIFTS[attribute & 3][row] * (size // 2)
-        mask[row * size : row * size + size, shift : shift + 8 * size] = rows[row]
-    mask.setflags(write=False)
-    return mask
-
-
-@lru_cache(maxsize=256)
-def sprite_layer(key: bytes) -> np.ndarray | None:
-    """The mask of one sprite's lines from its top on (360 wide), None when it draws nothing;
-    key: its Y, X, attribute and 8 shape bytes."""
-    y, x, attribute = key[0], key[1], key[2]
-    shape = sprite_shape(attribute & 7, key[3:11])
-    height = min(len(shape), max(VISIBLE_LINES - y, 0))
-    left = (x + 5) * 2
-    visible = np.zeros((height, VISIBLE_WIDTH), dtype=bool)
-    if left < VISIBLE_WIDTH:
-        width = min(shape.shape[1], VISIBLE_WIDTH - left)
-        visible[:, left : left + width] = shape[:height, :width]
-    if not visible.any():
-        return None
-    visible.setflags(write=False)
-    return visible
-
-
 SPRITE_WIDTH = 34  # a zoomed sprite's pixels reach 34 columns right of its left edge (8 * 4 + 2)
 # by zoom (2 or 4 pixels a bit), by shape byte: its bits (bit 0 leftmost) each repeated that often
 _SPREAD_BITS = {
@@ -617,9 +585,9 @@ def sprite_raster(attribute: int, shape: bytes, width: int) -> tuple[np.ndarray,
     A sprite's X only shifts this, so a sprite that moves finds it cached (a game that moves one
     sprite along a line makes a new position every frame). `width`: the columns seen right of its
     left edge (360 - left, or SPRITE_WIDTH or more when none is cut): pixels past the right edge
-    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom), as `sprite_shape`
-    draws them; made as bytes of raster bits, a line per row repeated (one numpy call, not one
-    per row: a game that rewrites a shape every frame makes a new one each time)."""
+    are cut, not wrapped to the next line. attribute: b0-b2 (shift and zoom). Made as bytes of
+    raster bits, a line per row repeated (one numpy call, not one per row: a game that rewrites a
+    shape every frame makes a new one each time)."""
     size = 4 if attribute & 4 else 2
     spread = _SPREAD_BITS[size]
     shifts = _ROW_SHIFTS[attribute & 3]
