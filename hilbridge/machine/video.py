@@ -1100,7 +1100,6 @@ class Renderer:
         self._pending_overlap = False
         self._pending_collisions = 0
         self._deferred: list[tuple[Picture, int, int, int]] = []  # (picture, start, end, left source)
-        self._bitmap = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
         self.last_frame = np.zeros((VISIBLE_LINES, VISIBLE_WIDTH), dtype=np.uint8)
 
     def picture(self, snapshot: bytes) -> Picture:
@@ -1217,7 +1216,7 @@ class Renderer:
         if len(self._deferred) > DEFERRED_SPANS:
             self._run_deferred()
         if draw:
-            self._bitmap = self.last_frame = self._draw_spans(self._bitmap)
+            self.last_frame = self._draw_spans(self.last_frame)
         self._spans.clear()
         self._overlap_cursor = (0, 0)
         self._collision_cursor = (0, 0)
@@ -1253,7 +1252,6 @@ class Renderer:
             "collision_cursor": list(self._collision_cursor),
             "pending_overlap": self._pending_overlap,
             "pending_collisions": self._pending_collisions,
-            "bitmap": self._bitmap.tobytes().hex(),
             "last_frame": self.last_frame.tobytes().hex(),
         }
 
@@ -1267,9 +1265,8 @@ class Renderer:
         self._pending_overlap = bool(state["pending_overlap"])
         self._pending_collisions = int(state["pending_collisions"])
         self._deferred = []
-        shape = (VISIBLE_LINES, VISIBLE_WIDTH)
-        self._bitmap = _array_from_hex(state["bitmap"], shape)
-        self.last_frame = _array_from_hex(state["last_frame"], shape)
+        # (states saved before the frame end drew into a new bitmap also hold "bitmap": the same pixels)
+        self.last_frame = _array_from_hex(state["last_frame"], (VISIBLE_LINES, VISIBLE_WIDTH))
 
 
 def _array_from_hex(text: str, shape: tuple[int, int]) -> np.ndarray:
