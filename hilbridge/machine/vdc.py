@@ -168,7 +168,6 @@ class Vdc:
     # MOVX paths make thousands of both a frame. (A test that replaces a method on one chip uses a
     # subclass, which has a dict.)
     __slots__ = (
-        "_beam_drift",
         "_cycle_as",
         "_deferred_update",
         "_drift_least",
@@ -269,13 +268,11 @@ class Vdc:
         self._line0_offset = self.raster.line0_offset
         self._vbl_offset = self.raster.vbl_offset
         self._tick_offset = self.raster.tick_offset
-        # a plain attribute, not a cached_property: `_beam_pixel` reads it at every redraw and
-        # status read, and CPython 3.11 does not specialize an attribute a descriptor shadows
-        self._beam_drift = self._drift_bounds()
         # `_beam_pixel` tests both ends of the drift with one big-int division: the least end's
         # remainder in its pixel leaves room for the rest of the drift
-        self._drift_least = self._beam_drift[0]
-        self._drift_room = self._pixel_as - (self._beam_drift[1] - self._beam_drift[0])
+        least, most = self._drift_bounds()
+        self._drift_least = least
+        self._drift_room = self._pixel_as - (most - least)
         self._status_line = (NEVER, 0, 0)  # `_status_value`'s last line: none yet
         self._last_frame_end_cycle = (-1, 0)  # `frame_end_cycle`'s last (frame, answer): none yet
         self.reset()
@@ -369,7 +366,7 @@ class Vdc:
 
         Every redraw, status read, beam read and traced access asks. The access time is the
         scheduler's, `cycle × cycle_as`, plus a drift that grows with the cycles since the slice
-        start, which is at least a MOVX and at most about a line back (`_beam_drift`). Where both
+        start, which is at least a MOVX and at most about a line back (`_drift_bounds`). Where both
         ends of that range round to one pixel (all but a few accesses in a thousand), the slice
         start (`_access_time`) is not looked up."""
         time = cycle * self._cycle_as + self._drift_least
@@ -380,11 +377,11 @@ class Vdc:
         return (self._access_time(cycle) + pixel_as // 2) // pixel_as
 
     def _drift_bounds(self) -> tuple[int, int]:
-        """`_beam_drift`, for `_beam_pixel`: the least and most access time past the scheduler's (plus half a
+        """For `_beam_pixel`: the least and most access time past the scheduler's (plus half a
         pixel) that a slice start from 2 (`MOVX_CYCLES`) to a line's cycles (plus the MOVX and
-        rounding) before the access gives. No slice start is further back: power-on starts one, and
-        from the first line on the line timer starts one every line; a later one (another timer, an
-        A1 read) is nearer."""
+        rounding) before the access gives. No slice start is further back: power-on starts one,
+        and from the first line on the line timer starts one every line; a later one (another
+        timer, an A1 read) is nearer."""
         period = self.slices.line_timer[1]
         cycle_as, drift = self._cycle_as, self._slice_cycle_as - self._cycle_as
         furthest = period // cycle_as + MOVX_CYCLES + 2

@@ -1,5 +1,5 @@
 """`Vdc._beam_pixel` finds the slice start only where the access time's possible drift crosses a
-pixel edge (`_beam_drift`): at the accesses of every fixture cart, and at cycles around them asked
+pixel edge (`Vdc._drift_bounds`): at the accesses of every fixture cart, and at cycles around them asked
 out of order, the beam position must be the plain reckoning from the access time (`plain_position`).
 It is asked at every write but only at every third read, as a trace without reads asks."""
 
@@ -67,7 +67,7 @@ def test_position_at_pixel_edges_and_before_the_first_line_timer(region: str) ->
     read now and then (a slice starts there): the scan meets cycles whose drift range crosses a
     pixel edge, where the slice start decides."""
     vdc = Vdc(timing.REGIONS[region])
-    least, most = vdc._beam_drift
+    least, most = vdc._drift_bounds()
     cycle_as, pixel_as = vdc._cycle_as, vdc._pixel_as
     edges = 0
     for cycle in range(20_000):
