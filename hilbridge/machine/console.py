@@ -421,9 +421,11 @@ class Console:
 
     def _advance_frames(self) -> None:
         cycle = self.cpu.cycle
-        while cycle >= self.frame_end_cycle(self.frame):
-            self.vdc.run_to(self.frame_end_cycle(self.frame))
+        end = self.frame_end_cycle(self.frame)
+        while cycle >= end:
+            self.vdc.run_to(end)
             self.frame += 1
+            end = self.frame_end_cycle(self.frame)
 
     # -- input ------------------------------------------------------------------------------------
     def set_key(self, key: str, pressed: bool) -> None:
