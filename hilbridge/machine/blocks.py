@@ -313,14 +313,12 @@ def _fold_adds(lines: list[str]) -> list[str]:
     while index < len(lines):
         line = lines[index]
         index += 1
-        if not line.endswith("a = ca") or index + 1 >= len(lines):  # the copy an ADD starts with
+        if line.strip() != "a = ca" or index + 1 >= len(lines):  # the copy an ADD starts with
             folded.append(line)
             continue
         indent = line[: len(line) - len("a = ca")]
         found = _ADD_SUM.match(lines[index])
-        if line.strip() != "a = ca" or not (
-            found and found[1] == indent and lines[index + 1] == f"{indent}ca = LOW_BYTE[t]"
-        ):
+        if not (found and found[1] == indent and lines[index + 1] == f"{indent}ca = LOW_BYTE[t]"):
             folded.append(line)
             continue
         value = found[2]
