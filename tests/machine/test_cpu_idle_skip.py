@@ -492,27 +492,14 @@ def test_a_polls_exit_is_analysed_once_not_at_every_frame(monkeypatch) -> None:
     assert len(skipped[2]) >= 6 and analysed <= 3  # six exits and more, each writing the VDC
 
 
+# MOVX A,@R0; JB3 06h; JMP 400h: a poll, idle with bit 3 clear; the NOPs after it never come back
+POLL_THEN_NOPS = bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59)
+
+
 @settings(max_examples=150, deadline=None)
 @given(**MOVX_IN_RANDOM_CODE, ram=st.binary(min_size=64, max_size=64))
-# MOVX A,@R0; JB3 06h; JMP 400h: a poll, idle with bit 3 clear; the NOPs after it never come back
-@example(
-    image=bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59),
-    offset=0,
-    a=0,
-    psw=0,
-    f1=False,
-    a11=0,
-    ram=bytes(64),
-)
-@example(
-    image=bytes([0x80, 0x72, 0x06, 0x84, 0x00]) + bytes(59),
-    offset=0,
-    a=8,
-    psw=0,
-    f1=False,
-    a11=0,
-    ram=bytes(64),
-)
+@example(image=POLL_THEN_NOPS, offset=0, a=0, psw=0, f1=False, a11=0, ram=bytes(64))  # bit 3 clear
+@example(image=POLL_THEN_NOPS, offset=0, a=8, psw=0, f1=False, a11=0, ram=bytes(64))  # bit 3 set
 def test_stopping_where_no_path_leads_back_never_changes_the_answer(image, offset, a, psw, f1, a11, ram):
     """Any code after a MOVX, any state: with `reaches` the loop found is the same, and the
     answer depends on no more than without it (what it read is a part of what that read)."""
