@@ -824,13 +824,12 @@ class MajorSystem:
             self.cell_reach[y:bottom] = b"\1" * (bottom - y)
         self.overlap_boxes = overlap_boxes(self.cells)
         self._overlap_positions: np.ndarray | None = None
-        # the lines overlap_top..overlap_bottom-1 hold every box (empty when there is none), and
-        # the raster positions overlap_start..overlap_end-1 of those lines
+        # the raster positions overlap_start..overlap_end-1 hold the lines of every box (empty
+        # when there is none)
         boxes = self.overlap_boxes
-        self.overlap_top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
-        self.overlap_bottom = max([box[1] for box in boxes]) if boxes else 0
-        self.overlap_start = self.overlap_top * VISIBLE_WIDTH
-        self.overlap_end = self.overlap_bottom * VISIBLE_WIDTH
+        top = min([box[0] for box in boxes]) if boxes else VISIBLE_LINES
+        self.overlap_start = top * VISIBLE_WIDTH
+        self.overlap_end = max([box[1] for box in boxes]) * VISIBLE_WIDTH if boxes else 0
         self.overlap_masks = [0] * VISIBLE_LINES
         if self.cells:
             self.drawn_lines = bytearray(VISIBLE_LINES)
