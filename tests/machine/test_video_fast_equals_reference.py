@@ -278,6 +278,18 @@ def test_drawing_bits_are_changes_drawing_as_a_table(control: int, address: int,
     assert bool(changed & bits) == changes_drawing(address, changed, control)
 
 
+def fast_and_reference(
+    scene: list[tuple[int, int]], enable: int, control: int
+) -> tuple[Picture, ReferencePicture]:
+    """The fast and the reference picture of a scene with A2 = `enable` and A0 = `control`."""
+    registers = bytearray(256)
+    for address, value in scene:
+        registers[address] = position_value(address, value)
+    registers[0xA2], registers[0xA0] = enable, control
+    snapshot = snapshot_of(registers)
+    return Picture(snapshot, True), ReferencePicture(snapshot, True)
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     scene=scene_writes,
@@ -291,12 +303,7 @@ def test_span_collisions_equal_the_reference_next_to_colliding_pixels(
     """A span's A2 bits from the pairs of sources that meet in it: spans that end just before a
     colliding pixel, start just after it or hold it alone, so that no neighbour leaks in. The
     whole area comes last: the short spans find only their own lines packed before them."""
-    registers = bytearray(256)
-    for address, value in scene:
-        registers[address] = position_value(address, value)
-    registers[0xA2], registers[0xA0] = enable, control
-    snapshot = snapshot_of(registers)
-    fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
+    fast, reference = fast_and_reference(scene, enable, control)
     area = VISIBLE_LINES * VISIBLE_WIDTH
     positions = reference.collision_positions().tolist()
     spans = []
@@ -369,10 +376,5 @@ def test_collision_positions_equal_the_reference(
 ) -> None:
     """The pixels that set A2 bits, which a poll of A2 is skipped up to (`Picture.collision_positions`,
     from the per-pixel tables over the sprites' and characters' lines)."""
-    registers = bytearray(256)
-    for address, value in scene:
-        registers[address] = position_value(address, value)
-    registers[0xA2], registers[0xA0] = enable, control
-    snapshot = snapshot_of(registers)
-    fast, reference = Picture(snapshot, True), ReferencePicture(snapshot, True)
+    fast, reference = fast_and_reference(scene, enable, control)
     assert fast.collision_positions().tolist() == reference.collision_positions().tolist()
